@@ -1,0 +1,30 @@
+/** tracefs-emu as a library: an emulated kernel, its tracing, and the tracefs over them. */
+import { Kernel, type KernelOptions } from './kernel/kernel.js';
+import { Tracing } from './trace/tracing.js';
+import type { SuperBlock } from './tracefs/node.js';
+import { buildTracefs } from './tracefs/tree.js';
+import type { Tracefs } from './tracefs/tracefs.js';
+
+export interface EmulatorOptions extends KernelOptions {
+  /** Mount-wide owner defaults (the tracefs uid=/gid= options). */
+  sb?: SuperBlock;
+}
+
+export interface Emulator {
+  kernel: Kernel;
+  tracing: Tracing;
+  fs: Tracefs;
+}
+
+export function createEmulator(opts: EmulatorOptions = {}): Emulator {
+  const kernel = new Kernel(opts);
+  const tracing = new Tracing(kernel);
+  const fs = buildTracefs(tracing, opts.sb);
+  return { kernel, tracing, fs };
+}
+
+export { Kernel } from './kernel/kernel.js';
+export { KernelError, errno } from './kernel/errno.js';
+export type { Caller } from './kernel/caller.js';
+export { Tracefs, Handle } from './tracefs/tracefs.js';
+export { Tracing } from './trace/tracing.js';

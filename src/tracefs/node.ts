@@ -1,0 +1,142 @@
+/**
+ * The tracefs inode tree: directories and files with the kernel's modes and
+ * ownership, and per-file operations shaped like `struct file_operations`.
+ */
+import type { Caller } from '../kernel/caller.js';
+
+export const S_IFDIR = 0o040000;
+export const S_IFREG = 0o100000;
+
+/** Open flags (x86_64 values) that file operations look at. */
+export const O_ACCMODE = 0o3;
+export const O_RDONLY = 0o0;
+export const O_WRONLY = 0o1;
+export const O_RDWR = 0o2;
+export const O_CREAT = 0o100;
+export const O_TRUNC = 0o1000;
+export const O_APPEND = 0o2000;
+export const O_NONBLOCK = 0o4000;
+
+/** poll(2) event bits. */
+export const POLLIN = 0x1;
+export const POLLPRI = 0x2;
+export const POLLOUT = 0x4;
+export const POLLERR = 0x8;
+export const POLLRDNORM = 0x40;
+export const POLLWRNORM = 0x100;
+
+let nextIno = 1;
+
+/** Mount-wide ownership defaults (the tracefs `uid=`/`gid=`/`mode=` options). */
+export interface SuperBlock {
+  uid: number;
+  gid: number;
+}
+
+export abstract class Node {
+  readonly ino = nextIno++;
+  parent: Dir | null = null;
+  /** Explicit owner set by chown/chgrp; undefined means "as the mount says". */
+  uid?: number;
+  gid?: number;
+  mtimeMs = Date.now();
+  ctimeMs = this.mtimeMs;
+  atimeMs = this.mtimeMs;
+
+  constructor(
+    public name: string,
+    /** Permission bits only (e.g. 0o644); the file type comes from the class. */
+    public perm: number,
+  ) {}
+
+  abstract readonly type: number;
+
+  get mode(): number {
+    return this.type | this.perm;
+  }
+
+  /** Path from the tracefs root, without a leading slash ('' for the root). */
+  get path(): string {
+    const parts: string[] = [];
+    for (let n: Node | null = this; n && n.parent; n = n.parent) parts.unshift(n.name);
+    return parts.join('/');
+  }
+}
+
+/** Directory operations the kernel gives a few directories (instances/). */
+export interface DirOps {
+  mkdir?(dir: Dir, name: string, caller: Caller): void;
+  rmdir?(dir: Dir, name: string, caller: Caller): void;
+}
+
+export class Dir extends Node {
+  readonly type = S_IFDIR;
+  readonly children = new Map<string, Node>();
+
+  constructor(name: string, perm = 0o755, public ops: DirOps = {}) {
+    super(name, perm);
+  }
+
+  add<T extends Node>(node: T): T {
+    if (this.children.has(node.name)) throw new Error(`tracefs: ${this.path}/${node.name} exists`);
+    node.parent = this;
+    this.children.set(node.name, node);
+    return node;
+  }
+
+  remove(name: string): void {
+    const n = this.children.get(name);
+    if (n) n.parent = null;
+    this.children.delete(name);
+  }
+
+  get(name: string): Node | undefined {
+    return this.children.get(name);
+  }
+
+  dir(name: string, perm = 0o755): Dir {
+    const existing = this.children.get(name);
+    if (existing instanceof Dir) return existing;
+    return this.add(new Dir(name, perm));
+  }
+}
+
+/** One open file description: what `struct file` is to a file operation. */
+export interface OpenFile {
+  readonly node: File;
+  readonly caller: Caller;
+  /** O_* flags given to open(2), O_TRUNC included. */
+  readonly flags: number;
+  readonly readable: boolean;
+  readonly writable: boolean;
+  /** Per-open state, as file->private_data. */
+  private?: unknown;
+}
+
+/**
+ * Operations of one tracefs file, as the kernel's file_operations. Each may
+ * throw a KernelError. A file without `read` (or `write`) fails that call with
+ * EINVAL, as the VFS does when f_op lacks it.
+ */
+export interface FileOps {
+  open?(f: OpenFile): void | Promise<void>;
+  /** Returns at most `size` bytes from file position `pos`; empty at EOF. May wait (abort = interrupted). */
+  read?(f: OpenFile, size: number, pos: number, abort: AbortSignal): Buffer | Promise<Buffer>;
+  /** Returns the number of bytes consumed. */
+  write?(f: OpenFile, data: Buffer, pos: number): number | Promise<number>;
+  release?(f: OpenFile): void;
+  /** Current poll mask; `wake` is to be called when it may have changed. */
+  poll?(f: OpenFile, wake: () => void): number;
+}
+
+export class File extends Node {
+  readonly type = S_IFREG;
+
+  constructor(name: string, perm: number, public fops: FileOps) {
+    super(name, perm);
+  }
+}
+
+export function isDir(n: Node | undefined): n is Dir {
+  return n instanceof Dir;
+}

@@ -1,0 +1,232 @@
+/**
+ * The tracefs as a library: path operations with a caller identity, each run
+ * through the emulated kernel's path for that system call. The FUSE adapter
+ * is a thin layer over this; unit tests use it directly.
+ */
+import { type Caller, SELF } from '../kernel/caller.js';
+import { fail, KernelError } from '../kernel/errno.js';
+import type { Kernel, Syscall } from '../kernel/kernel.js';
+import {
+  Dir,
+  File,
+  type Node,
+  O_ACCMODE,
+  O_APPEND,
+  O_RDONLY,
+  O_RDWR,
+  O_TRUNC,
+  O_WRONLY,
+  type OpenFile,
+  type SuperBlock,
+} from './node.js';
+import { MAY_EXEC, MAY_READ, MAY_WRITE, mayAccess, ownerOf } from './ownership.js';
+
+export interface Stat {
+  ino: number;
+  mode: number;
+  uid: number;
+  gid: number;
+  nlink: number;
+  size: number;
+  atimeMs: number;
+  mtimeMs: number;
+  ctimeMs: number;
+}
+
+const noAbort = new AbortController().signal;
+
+/** An open file description, as returned by open(2). */
+export class Handle {
+  constructor(
+    readonly file: OpenFile,
+    private readonly fs: Tracefs,
+  ) {}
+
+  get node(): File {
+    return this.file.node;
+  }
+
+  read(size: number, pos: number, abort: AbortSignal = noAbort): Promise<Buffer> {
+    return this.fs.call(this.file.caller, { name: 'read', path: this.node.path, count: size }, async () => {
+      const { fops } = this.node;
+      if (!this.file.readable) fail('EBADF');
+      if (!fops.read) fail('EINVAL');
+      return fops.read(this.file, size, pos, abort);
+    });
+  }
+
+  write(data: Buffer, pos: number): Promise<number> {
+    return this.fs.call(this.file.caller, { name: 'write', path: this.node.path, count: data.length }, async () => {
+      const { fops } = this.node;
+      if (!this.file.writable) fail('EBADF');
+      if (!fops.write) fail('EINVAL');
+      return fops.write(this.file, data, pos);
+    });
+  }
+
+  /** The poll mask now; `wake` is called when it may change. Files without poll are always ready. */
+  poll(wake: () => void): number {
+    const { fops } = this.node;
+    if (!fops.poll) return 0x1 | 0x4 | 0x40 | 0x100;
+    return fops.poll(this.file, wake);
+  }
+
+  release(): void {
+    this.fs.call(this.file.caller, { name: 'close', path: this.node.path }, () => this.node.fops.release?.(this.file));
+  }
+}
+
+export class Tracefs {
+  constructor(
+    readonly root: Dir,
+    readonly kernel: Kernel,
+    readonly sb: SuperBlock = { uid: 0, gid: 0 },
+  ) {}
+
+  /** Runs `body` inside the kernel path of a system call made by `caller`. */
+  call<T>(caller: Caller, sc: Syscall, body: () => T): T {
+    return this.kernel.syscall(caller, sc, () => body());
+  }
+
+  /** Path walk, as the VFS does it: search permission on each directory. */
+  lookup(path: string, caller: Caller = SELF): Node {
+    let node: Node = this.root;
+    for (const part of split(path)) {
+      if (!(node instanceof Dir)) fail('ENOTDIR');
+      if (!mayAccess(node, this.sb, caller, MAY_EXEC)) fail('EACCES');
+      if (part === '.') continue;
+      const next: Node | undefined = part === '..' ? (node.parent ?? node) : node.get(part);
+      if (!next) fail('ENOENT');
+      node = next;
+    }
+    return node;
+  }
+
+  stat(path: string, caller: Caller = SELF): Stat {
+    return this.call(caller, { name: 'newfstatat', path }, () => this.statNode(this.lookup(path, caller)));
+  }
+
+  statNode(node: Node): Stat {
+    const { uid, gid } = ownerOf(node, this.sb);
+    let nlink = 1;
+    if (node instanceof Dir) {
+      nlink = 2;
+      for (const c of node.children.values()) if (c instanceof Dir) nlink++;
+    }
+    return { ino: node.ino, mode: node.mode, uid, gid, nlink, size: 0, atimeMs: node.atimeMs, mtimeMs: node.mtimeMs, ctimeMs: node.ctimeMs };
+  }
+
+  readdir(path: string, caller: Caller = SELF): string[] {
+    return this.call(caller, { name: 'getdents64', path }, () => {
+      const node = this.lookup(path, caller);
+      if (!(node instanceof Dir)) fail('ENOTDIR');
+      if (!mayAccess(node, this.sb, caller, MAY_READ)) fail('EACCES');
+      return [...node.children.keys()];
+    });
+  }
+
+  mkdir(path: string, caller: Caller = SELF): void {
+    this.call(caller, { name: 'mkdir', path }, () => {
+      const { parent, name } = this.parentOf(path, caller);
+      if (parent.get(name)) fail('EEXIST');
+      if (!mayAccess(parent, this.sb, caller, MAY_WRITE | MAY_EXEC)) fail('EACCES');
+      if (!parent.ops.mkdir) fail('EPERM');
+      parent.ops.mkdir(parent, name, caller);
+    });
+  }
+
+  rmdir(path: string, caller: Caller = SELF): void {
+    this.call(caller, { name: 'rmdir', path }, () => {
+      const { parent, name } = this.parentOf(path, caller);
+      const node = parent.get(name);
+      if (!node) fail('ENOENT');
+      if (!(node instanceof Dir)) fail('ENOTDIR');
+      if (!mayAccess(parent, this.sb, caller, MAY_WRITE | MAY_EXEC)) fail('EACCES');
+      if (!parent.ops.rmdir) fail('EPERM');
+      parent.ops.rmdir(parent, name, caller);
+    });
+  }
+
+  chown(path: string, uid: number | undefined, gid: number | undefined, caller: Caller = SELF): void {
+    this.call(caller, { name: 'fchownat', path }, () => {
+      const node = this.lookup(path, caller);
+      if (caller.uid !== 0) fail('EPERM');
+      if (uid !== undefined && uid !== -1) node.uid = uid;
+      if (gid !== undefined && gid !== -1) node.gid = gid;
+      node.ctimeMs = Date.now();
+    });
+  }
+
+  chmod(path: string, mode: number, caller: Caller = SELF): void {
+    this.call(caller, { name: 'fchmodat', path }, () => {
+      const node = this.lookup(path, caller);
+      if (caller.uid !== 0 && caller.uid !== ownerOf(node, this.sb).uid) fail('EPERM');
+      node.perm = mode & 0o7777;
+      node.ctimeMs = Date.now();
+    });
+  }
+
+  /** open(2): permission checks, then the file's own open (which sees O_TRUNC). */
+  open(path: string, flags: number, caller: Caller = SELF): Promise<Handle> {
+    return this.call(caller, { name: 'openat', path }, async () => {
+      const node = this.lookup(path, caller);
+      const acc = flags & O_ACCMODE;
+      const readable = acc === O_RDONLY || acc === O_RDWR;
+      const writable = acc === O_WRONLY || acc === O_RDWR;
+      // Directories are read with readdir, never through a file handle.
+      if (!(node instanceof File)) fail('EISDIR');
+      const file = node;
+      const mask = (readable ? MAY_READ : 0) | (writable ? MAY_WRITE : 0);
+      if (!mayAccess(file, this.sb, caller, mask)) fail('EACCES');
+      const of: OpenFile = { node: file, caller, flags, readable, writable };
+      await file.fops.open?.(of);
+      return new Handle(of, this);
+    });
+  }
+
+  /** Reads a whole file as `cat` would (not for files that block when empty). */
+  async readFile(path: string, caller: Caller = SELF): Promise<string> {
+    const h = await this.open(path, O_RDONLY, caller);
+    try {
+      const chunks: Buffer[] = [];
+      let pos = 0;
+      for (;;) {
+        const b = await h.read(65536, pos);
+        if (b.length === 0) break;
+        chunks.push(b);
+        pos += b.length;
+      }
+      return Buffer.concat(chunks).toString('latin1');
+    } finally {
+      h.release();
+    }
+  }
+
+  /** `echo data > path` (or `>>` with append): one open, one write, close. */
+  async writeFile(path: string, data: string | Buffer, opts: { append?: boolean } = {}, caller: Caller = SELF): Promise<number> {
+    const flags = O_WRONLY | (opts.append ? O_APPEND : O_TRUNC);
+    const h = await this.open(path, flags, caller);
+    try {
+      const buf = typeof data === 'string' ? Buffer.from(data, 'latin1') : data;
+      return await h.write(buf, 0);
+    } finally {
+      h.release();
+    }
+  }
+
+  private parentOf(path: string, caller: Caller): { parent: Dir; name: string } {
+    const parts = split(path);
+    const name = parts.pop();
+    if (!name) fail('EEXIST');
+    const parent = this.lookup(parts.join('/'), caller);
+    if (!(parent instanceof Dir)) fail('ENOTDIR');
+    if (!mayAccess(parent, this.sb, caller, MAY_EXEC)) fail('EACCES');
+    return { parent, name };
+  }
+}
+
+function split(path: string): string[] {
+  return path.split('/').filter((p) => p.length > 0);
+}
+
+export { KernelError };
