@@ -103,8 +103,19 @@ export interface TypeDb {
 export type ResolvedType = Exclude<CType, TypedefType | QualType>;
 
 export function resolveType(t: CType): ResolvedType {
-  while (t.kind === 'typedef' || t.kind === 'const' || t.kind === 'volatile' || t.kind === 'restrict' || t.kind === 'type_tag') t = t.target;
-  return t;
+  for (;;) {
+    switch (t.kind) {
+      case 'typedef':
+      case 'const':
+      case 'volatile':
+      case 'restrict':
+      case 'type_tag':
+        t = t.target;
+        break;
+      default:
+        return t;
+    }
+  }
 }
 
 /** Size in bytes of a value of this type (pointers are 8 on x86_64). */
