@@ -1,5 +1,6 @@
 /** Tasks of the emulated kernel: kernel threads and mirrors of real processes. */
 import { readFileSync } from 'node:fs';
+import type { Call } from './executor.js';
 
 export type TaskState = 'R' | 'S' | 'D' | 'T' | 't' | 'X' | 'Z' | 'P' | 'I';
 
@@ -9,6 +10,12 @@ export class Task {
   state: TaskState = 'R';
   /** Real process start time (clock ticks since host boot): tells a reused pid apart. */
   startTime = 0;
+  /** Kernel stack pointer between calls (top of its kernel stack when idle). */
+  sp = 0n;
+  /** The emulated calls this task is inside, outermost first. */
+  readonly frames: Call[] = [];
+  /** preempt_count(): preemption depth in the low byte, softirq/hardirq/NMI counts above. */
+  preemptCount = 0;
 
   constructor(
     readonly pid: number,

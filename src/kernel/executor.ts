@@ -1,0 +1,214 @@
+/**
+ * The call executor: running an emulated kernel function is entry (where
+ * ftrace and kprobes hook in) → body (calls to children with real argument
+ * values) → return through whatever address sits in the return slot.
+ *
+ * Return hooks work as on x86: fgraph and rethook replace the return address
+ * on the stack with a trampoline and keep the real one; the executor "returns"
+ * to whatever address the slot holds, running trampolines until it reaches a
+ * real address — which must be the call site, or the emulated kernel has been
+ * corrupted by a hook. This is what makes two return hooks on one function
+ * see each other (a kretprobe'd caller seen from fgraph) as on the kernel.
+ */
+import type { AddressSpace } from './memory.js';
+import { ARG_REGS, PtRegs } from './regs.js';
+import type { KernelFunction } from './symbols.js';
+import type { Task } from './task.js';
+
+export type Value = bigint;
+
+/** ftrace's handler at a patched __fentry__ site. It may rewrite the return address at regs.sp. */
+export type FentryHandler = (ip: bigint, parentIp: bigint, regs: PtRegs, task: Task) => void;
+
+/** An int3 breakpoint (a kprobe not on an ftrace site). */
+export type BreakpointHandler = (addr: bigint, regs: PtRegs, task: Task) => void;
+
+/** A return trampoline: runs when a function returns to its address; returns the address to go on to. */
+export type TrampolineHandler = (regs: PtRegs, task: Task) => bigint;
+
+/** What a body returns: the value for %ax (void = 0), possibly after sleeping. */
+export type BodyResult = Value | number | void | Promise<Value | number | void>;
+export type Body = (x: Call) => BodyResult;
+
+/** One activation of a function: what a body can see and do. */
+export class Call {
+  constructor(
+    readonly exec: Executor,
+    readonly task: Task,
+    readonly fn: KernelFunction,
+    readonly regs: PtRegs,
+    /** The real return address: just after the call instruction in the caller. */
+    readonly callSite: bigint,
+    readonly args: readonly Value[],
+  ) {}
+
+  /** Calls a child function from this one. */
+  call(fn: string | KernelFunction, args: readonly (Value | number)[] = [], body?: Body): Value | Promise<Value> {
+    return this.exec.call(this.task, fn, args, body);
+  }
+}
+
+export interface CallSiteModel {
+  /** Offset in `caller` of the instruction after its call to `callee`. */
+  (caller: KernelFunction, callee: KernelFunction): number;
+}
+
+/** FNV-1a: a stable hash for deterministic call-site offsets. */
+function hash(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
+const defaultCallSite: CallSiteModel = (caller, callee) => {
+  const start = caller.fentryOffset + 5;
+  const span = Math.max(1, caller.size - start - 1);
+  return start + (hash(`${caller.name}>${callee.name}`) % span) + 5;
+};
+
+export interface ExecutorDeps {
+  /** Resolves a function by name (the first one of that name). */
+  resolve(name: string): KernelFunction | undefined;
+  /** Number of function ids (size of per-function tables). */
+  nrFunctions: number;
+  kernelMemory: AddressSpace;
+}
+
+export class Executor {
+  /** Per function id: its __fentry__ site calls ftrace (ftrace sets this as records are enabled). */
+  readonly fentryPatched: Uint8Array;
+  /** Where patched __fentry__ sites go. */
+  fentry: FentryHandler = () => {};
+  /** int3 breakpoints by address. */
+  readonly breakpoints = new Map<bigint, BreakpointHandler>();
+  /** Breakpoint offsets per function id, sorted: which addresses to check when it runs. */
+  private readonly bpOffsets = new Map<number, number[]>();
+  /** Return trampolines by address (return_to_handler, arch_rethook_trampoline, ...). */
+  readonly trampolines = new Map<bigint, TrampolineHandler>();
+  /** Bodies of functions that do something; others are leaves returning 0. */
+  readonly bodies = new Map<string, Body>();
+  callSite: CallSiteModel = defaultCallSite;
+  /** Return address used for the outermost call of a chain (entry code). */
+  entryReturn = 0n;
+  /** Calls that returned to an address that was not their call site (a broken return hook). */
+  corruptions = 0;
+
+  constructor(private readonly deps: ExecutorDeps) {
+    this.fentryPatched = new Uint8Array(deps.nrFunctions);
+  }
+
+  define(name: string, body: Body): void {
+    this.bodies.set(name, body);
+  }
+
+  setBreakpoint(fn: KernelFunction, offset: number, handler: BreakpointHandler): void {
+    this.breakpoints.set(fn.addr + BigInt(offset), handler);
+    const offs = this.bpOffsets.get(fn.id) ?? [];
+    if (!offs.includes(offset)) offs.push(offset);
+    offs.sort((a, b) => a - b);
+    this.bpOffsets.set(fn.id, offs);
+  }
+
+  clearBreakpoint(fn: KernelFunction, offset: number): void {
+    this.breakpoints.delete(fn.addr + BigInt(offset));
+    const offs = (this.bpOffsets.get(fn.id) ?? []).filter((o) => o !== offset);
+    if (offs.length) this.bpOffsets.set(fn.id, offs);
+    else this.bpOffsets.delete(fn.id);
+  }
+
+  /**
+   * Runs `fn` in `task` with integer arguments `args`. Returns its %ax, or a
+   * promise of it if the body sleeps.
+   */
+  call(task: Task, fnOrName: string | KernelFunction, args: readonly (Value | number)[] = [], body?: Body): Value | Promise<Value> {
+    const fn = typeof fnOrName === 'string' ? this.deps.resolve(fnOrName) : fnOrName;
+    if (!fn) throw new Error(`emulated kernel: no function ${String(fnOrName)}`);
+    const mem = this.deps.kernelMemory;
+    const values = args.map((a) => BigInt.asUintN(64, BigInt(a)));
+    const regs = new PtRegs();
+    for (let i = 0; i < ARG_REGS.length && i < values.length; i++) regs.set(ARG_REGS[i], values[i]);
+
+    // Arguments past the sixth go on the stack, then the call pushes the return address.
+    const caller = task.frames[task.frames.length - 1];
+    const callSite = caller ? caller.fn.addr + BigInt(this.callSite(caller.fn, fn)) : this.entryReturn;
+    let sp = task.sp;
+    for (let i = values.length - 1; i >= ARG_REGS.length; i--) {
+      sp -= 8n;
+      mem.writeU64(sp, values[i]);
+    }
+    sp -= 8n;
+    mem.writeU64(sp, callSite);
+    const savedSp = task.sp;
+    task.sp = sp;
+    regs.sp = sp;
+    regs.ip = fn.addr;
+
+    const x = new Call(this, task, fn, regs, callSite, values);
+    task.frames.push(x);
+    const unwind = (): void => {
+      task.frames.pop();
+      task.sp = savedSp;
+    };
+
+    let result: BodyResult;
+    try {
+      this.enter(x);
+      result = (body ?? this.bodies.get(fn.name))?.(x);
+    } catch (e) {
+      unwind();
+      throw e;
+    }
+    if (result instanceof Promise) {
+      return result.then(
+        (v) => this.leave(x, v, unwind),
+        (e) => {
+          unwind();
+          throw e;
+        },
+      );
+    }
+    return this.leave(x, result, unwind);
+  }
+
+  /** Function entry: breakpoints before the fentry site, ftrace, then breakpoints in the body. */
+  private enter(x: Call): void {
+    const { fn, regs, task, callSite } = x;
+    const offs = this.bpOffsets.get(fn.id);
+    if (offs) for (const o of offs) if (o < fn.fentryOffset) this.hitBreakpoint(x, o);
+    if (this.fentryPatched[fn.id]) {
+      const ip = fn.addr + BigInt(fn.fentryOffset);
+      regs.ip = ip;
+      this.fentry(ip, callSite, regs, task);
+    }
+    if (offs) for (const o of offs) if (o >= fn.fentryOffset) this.hitBreakpoint(x, o);
+    regs.ip = fn.addr;
+  }
+
+  private hitBreakpoint(x: Call, offset: number): void {
+    const addr = x.fn.addr + BigInt(offset);
+    const h = this.breakpoints.get(addr);
+    if (!h) return;
+    x.regs.ip = addr;
+    h(addr, x.regs, x.task);
+  }
+
+  /** Return: %ax set, then follow the return slot through trampolines to the caller. */
+  private leave(x: Call, result: Value | number | void, unwind: () => void): Value {
+    const ax = BigInt.asUintN(64, BigInt(result ?? 0));
+    const { regs, task } = x;
+    regs.ax = ax;
+    const slot = regs.sp;
+    let addr = this.deps.kernelMemory.readU64(slot) ?? 0n;
+    // After `ret`, sp is above the slot: trampolines see the caller's stack.
+    regs.sp = slot + 8n;
+    for (let hops = 0; hops < 64; hops++) {
+      const t = this.trampolines.get(addr);
+      if (!t) break;
+      regs.ip = addr;
+      addr = t(regs, task);
+    }
+    unwind();
+    if (addr !== x.callSite) this.corruptions++;
+    return ax;
+  }
+}
