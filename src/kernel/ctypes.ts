@@ -77,6 +77,8 @@ export interface FuncType {
 export interface QualType {
   kind: 'const' | 'volatile' | 'restrict' | 'type_tag';
   readonly target: CType;
+  /** The tag of a type_tag ("user" for __user, "rcu", "percpu"). */
+  readonly tag?: string;
 }
 
 export interface FuncParam {
