@@ -4,8 +4,13 @@
  */
 import { availableParallelism } from 'node:os';
 import type { Caller } from './caller.js';
+import type { Btf } from './btf.js';
 import { Clock } from './clock.js';
+import type { InsnModel } from './insn_model.js';
+import { loadInsnModel, loadKprobeBlacklist, loadModuleTypes, loadSymbols, loadTypes, type SymbolSource } from './kernel_symbols.js';
+import type { KprobeBlacklist } from './kprobe_blacklist.js';
 import { DEFAULT_SERIES, type Series } from './series.js';
+import type { KallsymsTable } from './symbol_table.js';
 import type { Task } from './task.js';
 import { TaskTable } from './tasks.js';
 
@@ -16,6 +21,8 @@ export interface KernelOptions {
   cpus?: number;
   /** Seed for everything random in the background activity. */
   seed?: number;
+  /** Symbols and BTF: the built-in model of the series (default), or the machine's running kernel. */
+  symbols?: SymbolSource;
 }
 
 /** A system call made on the mount, as the kernel path that serves it needs to know it. */
@@ -33,12 +40,43 @@ export class Kernel {
   readonly clock = new Clock();
   readonly tasks: TaskTable;
   readonly seed: number;
+  readonly symbolSource: SymbolSource;
+  private symtab?: KallsymsTable;
+  private btf?: Btf;
+  private insnModel?: InsnModel;
+  private blacklist?: KprobeBlacklist;
 
   constructor(opts: KernelOptions = {}) {
     this.series = opts.series ?? DEFAULT_SERIES;
+    this.symbolSource = opts.symbols ?? 'builtin';
     this.nrCpus = Math.max(1, opts.cpus ?? availableParallelism());
     this.seed = opts.seed ?? 1;
     this.tasks = new TaskTable(this.nrCpus);
+  }
+
+  /** kallsyms and the ftrace function list (loaded on first use, then shared by every kernel of the process). */
+  get symbols(): KallsymsTable {
+    return (this.symtab ??= loadSymbols(this.symbolSource, this.series));
+  }
+
+  /** Prototypes and struct layouts (vmlinux BTF). */
+  get types(): Btf {
+    return (this.btf ??= loadTypes(this.symbolSource, this.series));
+  }
+
+  /** A loaded module's BTF (split on vmlinux's), if it has one. */
+  moduleTypes(module: string): Btf | undefined {
+    return loadModuleTypes(this.symbolSource, this.series, module);
+  }
+
+  /** Where instructions start inside functions: kprobes at func+offs off a boundary get EILSEQ. */
+  get insns(): InsnModel {
+    return (this.insnModel ??= loadInsnModel(this.symbolSource, this.series));
+  }
+
+  /** /sys/kernel/debug/kprobes/blacklist: no kprobe inside these (EINVAL). */
+  get kprobeBlacklist(): KprobeBlacklist {
+    return (this.blacklist ??= loadKprobeBlacklist(this.symbolSource, this.series));
   }
 
   /** The task of a calling process. */

@@ -1,0 +1,266 @@
+/**
+ * The kernel's symbol table over the columnar symbol data: what kallsyms
+ * answers (by name, by address with the symbol's size) and what ftrace
+ * knows (traceable functions, their __fentry__ offsets), for vmlinux and
+ * loaded modules alike. Shared by the built-in model and the host mirror.
+ */
+import type { KernelFunction, KernelSymbol, SymbolLookup, SymbolTable } from './symbols.js';
+import { addrDiff, addrOf, cmpAddr, type ModuleInfo, type SymbolColumns } from './symbol_data.js';
+
+const isTextType = (c: number): boolean => c === 0x74 /* t */ || c === 0x54 /* T */ || c === 0x77 /* w */ || c === 0x57; /* W */
+
+export class KallsymsTable implements SymbolTable {
+  readonly functions: readonly KernelFunction[];
+  readonly modules: readonly ModuleInfo[];
+  /** Number of vmlinux symbols: they come first, sorted by address. */
+  readonly nrVmlinux: number;
+
+  private readonly cols: SymbolColumns;
+  private readonly sizes: Float64Array;
+  /** Function id of each symbol, -1 for data symbols. */
+  private readonly fnOfSym: Int32Array;
+  private readonly traceList: readonly KernelFunction[];
+  private readonly symObjs: (KernelSymbol | undefined)[];
+  private nameIndex?: Map<string, number | number[]>;
+  /** Per module: its symbol indexes sorted by address. */
+  private modSorted?: Uint32Array[];
+
+  constructor(cols: SymbolColumns) {
+    this.cols = cols;
+    this.modules = cols.modules;
+    const n = cols.names.length;
+    let nv = 0;
+    while (nv < n && cols.mods[nv] === 0) nv++;
+    this.nrVmlinux = nv;
+    for (let i = 1; i < nv; i++) {
+      if (cmpAddr(cols, i, cols.addrHi[i - 1]!, cols.addrLo[i - 1]!) < 0) throw new Error(`kallsyms: vmlinux symbols not sorted at ${cols.names[i]}`);
+    }
+    this.sizes = computeSizes(cols, nv);
+    this.symObjs = new Array(n);
+
+    const fentry = new Int16Array(n).fill(-1);
+    for (let i = 0; i < cols.traceable.length; i++) fentry[cols.traceable[i]!] = cols.fentry[i]!;
+
+    const fns: KernelFunction[] = [];
+    this.fnOfSym = new Int32Array(n).fill(-1);
+    for (let i = 0; i < n; i++) {
+      if (!isTextType(cols.types[i]!)) continue;
+      const m = cols.mods[i]!;
+      const fe = fentry[i]!;
+      const fn = new Func(cols, i, fns.length, this.sizes[i]!, m ? cols.modules[m - 1]!.name : undefined, fe);
+      this.fnOfSym[i] = fns.length;
+      this.symObjs[i] = fn;
+      fns.push(fn);
+    }
+    this.functions = fns;
+    this.traceList = Array.from(cols.traceable, (s) => fns[this.fnOfSym[s]!]!);
+  }
+
+  /** Number of symbols of every kind (kallsyms lines). */
+  get nrSymbols(): number {
+    return this.cols.names.length;
+  }
+
+  traceable(): readonly KernelFunction[] {
+    return this.traceList;
+  }
+
+  /** The i-th kallsyms symbol (any type). */
+  symbolAt(i: number): KernelSymbol {
+    let s = this.symObjs[i];
+    if (!s) {
+      const m = this.cols.mods[i]!;
+      s = new Sym(this.cols, i, this.sizes[i]!, m ? this.cols.modules[m - 1]!.name : undefined);
+      this.symObjs[i] = s;
+    }
+    return s;
+  }
+
+  /** Raw columns, for renderers that walk every symbol. */
+  get columns(): Readonly<SymbolColumns> {
+    return this.cols;
+  }
+
+  private index(): Map<string, number | number[]> {
+    if (this.nameIndex) return this.nameIndex;
+    const m = new Map<string, number | number[]>();
+    const names = this.cols.names;
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]!;
+      const prev = m.get(name);
+      if (prev === undefined) m.set(name, i);
+      else if (typeof prev === 'number') m.set(name, [prev, i]);
+      else prev.push(i);
+    }
+    this.nameIndex = m;
+    return m;
+  }
+
+  private symIndexes(name: string, module?: string): number[] {
+    const hit = this.index().get(name);
+    if (hit === undefined) return [];
+    const all = typeof hit === 'number' ? [hit] : hit;
+    if (module === undefined) return all;
+    return all.filter((i) => {
+      const m = this.cols.mods[i]!;
+      return module === '' ? m === 0 : m !== 0 && this.cols.modules[m - 1]!.name === module;
+    });
+  }
+
+  byName(name: string, module?: string): KernelFunction[] {
+    const out: KernelFunction[] = [];
+    for (const i of this.symIndexes(name, module)) {
+      const f = this.fnOfSym[i]!;
+      if (f >= 0) out.push(this.functions[f]!);
+    }
+    return out;
+  }
+
+  /** Every symbol of this name, data symbols included (for `@sym` fetches). */
+  symbolsByName(name: string, module?: string): KernelSymbol[] {
+    return this.symIndexes(name, module).map((i) => this.symbolAt(i));
+  }
+
+  /** What kallsyms_lookup_name answers: the first symbol of that name, vmlinux before modules. */
+  lookupName(name: string, module?: string): KernelSymbol | undefined {
+    const i = this.symIndexes(name, module)[0];
+    return i === undefined ? undefined : this.symbolAt(i);
+  }
+
+  /** The module that owns `name` as `mod:name` syntax names it, if loaded. */
+  hasModule(name: string): boolean {
+    return this.cols.modules.some((m) => m.name === name);
+  }
+
+  lookup(addr: bigint): SymbolLookup | undefined {
+    const i = this.lookupIndex(addr);
+    if (i === undefined) return undefined;
+    return { sym: this.symbolAt(i), offset: Number(addr - addrOf(this.cols, i)) };
+  }
+
+  /** Index of the symbol containing `addr` (the first of aliases), as kallsyms_lookup picks it. */
+  lookupIndex(addr: bigint): number | undefined {
+    const c = this.cols;
+    const hi = Number(addr >> 32n);
+    const lo = Number(addr & 0xffffffffn);
+    const nv = this.nrVmlinux;
+    if (nv && cmpAddr(c, 0, hi, lo) <= 0 && cmpAddr(c, nv - 1, hi, lo) >= 0) {
+      let l = 0;
+      let h = nv - 1;
+      while (l < h) {
+        const mid = (l + h + 1) >>> 1;
+        if (cmpAddr(c, mid, hi, lo) <= 0) l = mid;
+        else h = mid - 1;
+      }
+      while (l > 0 && cmpAddr(c, l - 1, c.addrHi[l]!, c.addrLo[l]!) === 0) l--;
+      return l;
+    }
+    return this.lookupModule(addr, hi, lo);
+  }
+
+  private lookupModule(addr: bigint, hi: number, lo: number): number | undefined {
+    const mods = this.cols.modules;
+    for (let m = 0; m < mods.length; m++) {
+      const region = mods[m]!.regions.find((r) => addr >= r.start && addr < r.start + BigInt(r.size));
+      if (!region) continue;
+      let best: number | undefined;
+      for (const i of this.moduleSorted()[m]!) {
+        if (cmpAddr(this.cols, i, hi, lo) > 0) break;
+        if (best === undefined || cmpAddr(this.cols, i, this.cols.addrHi[best]!, this.cols.addrLo[best]!) > 0) best = i;
+      }
+      return best;
+    }
+    return undefined;
+  }
+
+  private moduleSorted(): Uint32Array[] {
+    if (this.modSorted) return this.modSorted;
+    this.modSorted = moduleIndexes(this.cols, this.nrVmlinux).map((l) => Uint32Array.from(l));
+    return this.modSorted;
+  }
+}
+
+/** A function of the table; its bigint address is made on first use. */
+class Func implements KernelFunction {
+  readonly name: string;
+  readonly type: string;
+  readonly traceable: boolean;
+  readonly fentryOffset: number;
+  readonly #cols: SymbolColumns;
+  readonly #sym: number;
+  #addr?: bigint;
+  constructor(
+    cols: SymbolColumns,
+    sym: number,
+    readonly id: number,
+    readonly size: number,
+    readonly module: string | undefined,
+    fentry: number,
+  ) {
+    this.#cols = cols;
+    this.#sym = sym;
+    this.name = cols.names[sym]!;
+    this.type = String.fromCharCode(cols.types[sym]!);
+    this.traceable = fentry >= 0;
+    this.fentryOffset = fentry >= 0 ? fentry : 0;
+  }
+  get addr(): bigint {
+    return (this.#addr ??= addrOf(this.#cols, this.#sym));
+  }
+}
+
+class Sym implements KernelSymbol {
+  readonly name: string;
+  readonly type: string;
+  readonly addr: bigint;
+  constructor(
+    cols: SymbolColumns,
+    sym: number,
+    readonly size: number,
+    readonly module: string | undefined,
+  ) {
+    this.name = cols.names[sym]!;
+    this.type = String.fromCharCode(cols.types[sym]!);
+    this.addr = addrOf(cols, sym);
+  }
+}
+
+/** Per module: its symbol indexes, sorted by address. */
+function moduleIndexes(cols: SymbolColumns, nv: number): number[][] {
+  const per: number[][] = cols.modules.map(() => []);
+  for (let i = nv; i < cols.names.length; i++) per[cols.mods[i]! - 1]?.push(i);
+  for (const l of per) l.sort((x, y) => cmpAddr(cols, x, cols.addrHi[y]!, cols.addrLo[y]!) || x - y);
+  return per;
+}
+
+/**
+ * Symbol sizes as kallsyms reports them: up to the next higher symbol
+ * address (vmlinux), or within a module up to its next higher symbol or the
+ * end of the module region that holds the symbol.
+ */
+function computeSizes(cols: SymbolColumns, nv: number): Float64Array {
+  const sizes = new Float64Array(cols.names.length);
+  let next = -1;
+  for (let i = nv - 1; i >= 0; i--) {
+    if (i + 1 < nv && cmpAddr(cols, i + 1, cols.addrHi[i]!, cols.addrLo[i]!) > 0) next = i + 1;
+    sizes[i] = next >= 0 ? addrDiff(cols, next, i) : 0;
+  }
+  moduleIndexes(cols, nv).forEach((idx, m) => {
+    const regions = cols.modules[m]!.regions;
+    for (let k = 0; k < idx.length; k++) {
+      const i = idx[k]!;
+      const a = addrOf(cols, i);
+      const region = regions.find((r) => a >= r.start && a < r.start + BigInt(r.size));
+      let end = region ? Number(region.start + BigInt(region.size) - a) : 0;
+      for (let j = k + 1; j < idx.length; j++) {
+        const d = addrDiff(cols, idx[j]!, i);
+        if (d > 0) {
+          if (!region || d < end) end = d;
+          break;
+        }
+      }
+      sizes[i] = end;
+    }
+  });
+  return sizes;
+}

@@ -1,0 +1,87 @@
+/**
+ * The built-in kernel model: the symbols and BTF of Debian's real 7.2 (and
+ * 6.12) kernel, captured by tools/kernel-data/build.mjs into
+ * data/kernel-<series>/. Loaded once per process and shared by every
+ * emulated kernel (the tables are immutable).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { brotliDecompressSync } from 'node:zlib';
+import { Btf } from './btf.js';
+import type { KnownBoundaries } from './insn_model.js';
+import type { Series } from './series.js';
+import { decodeSymbolData } from './symbol_data.js';
+import { KallsymsTable } from './symbol_table.js';
+
+/** The directory holding data/kernel-* (found by walking up: the code runs from src/ or dist/src/). */
+export function dataDir(): string {
+  let d = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const c = join(d, 'data');
+    if (existsSync(join(c, 'kernel-7.2'))) return c;
+    d = dirname(d);
+  }
+  throw new Error('tracefs-emu: data/kernel-7.2 not found');
+}
+
+/** Directory of the data of a series. */
+export function seriesDir(series: Series): string {
+  return join(dataDir(), `kernel-${series}`);
+}
+
+/** Whether data/kernel-<series> is shipped. */
+export function hasBuiltinSeries(series: Series): boolean {
+  return existsSync(join(dataDir(), `kernel-${series}`, 'symbols.bin.br'));
+}
+
+function readBrotli(path: string): Buffer {
+  return brotliDecompressSync(readFileSync(path));
+}
+
+const tables = new Map<Series, KallsymsTable>();
+const btfs = new Map<Series, Btf>();
+const moduleBtfs = new Map<string, Btf | null>();
+
+export function builtinSymbols(series: Series): KallsymsTable {
+  let t = tables.get(series);
+  if (!t) {
+    t = new KallsymsTable(decodeSymbolData(readBrotli(join(seriesDir(series), 'symbols.bin.br'))));
+    tables.set(series, t);
+  }
+  return t;
+}
+
+export function builtinBtf(series: Series): Btf {
+  let b = btfs.get(series);
+  if (!b) {
+    b = Btf.parse(readBrotli(join(seriesDir(series), 'vmlinux.btf.br')));
+    btfs.set(series, b);
+  }
+  return b;
+}
+
+/** The split BTF of a built-in module (as /sys/kernel/btf/<module> would give), if it has one. */
+export function builtinModuleBtf(series: Series, module: string): Btf | undefined {
+  const key = `${series}/${module}`;
+  let b = moduleBtfs.get(key);
+  if (b === undefined) {
+    const path = join(seriesDir(series), `${module}.btf.br`);
+    b = existsSync(path) ? Btf.parse(readBrotli(path), builtinBtf(series)) : null;
+    moduleBtfs.set(key, b);
+  }
+  return b ?? undefined;
+}
+
+/** /sys/kernel/debug/kprobes/blacklist of the real kernel ('' if not captured). */
+export function builtinKprobeBlacklist(series: Series): string {
+  const path = join(seriesDir(series), 'kprobe-blacklist.txt.br');
+  return existsSync(path) ? readBrotli(path).toString('latin1') : '';
+}
+
+/** Real instruction boundaries of the functions probed offset by offset on the real kernel. */
+export function builtinInsnBoundaries(series: Series): Map<string, KnownBoundaries> {
+  const path = join(seriesDir(series), 'insn-boundaries.json');
+  if (!existsSync(path)) return new Map();
+  return new Map(Object.entries(JSON.parse(readFileSync(path, 'utf8')) as Record<string, KnownBoundaries>));
+}

@@ -1,0 +1,242 @@
+#!/usr/bin/env node
+// Builds the built-in kernel model data (data/kernel-<series>/) from a real
+// kernel: its /proc/kallsyms, available_filter_functions(_addrs) and raw BTF
+// (a census directory, e.g. /work/census/7.2, captured with
+// /work/shared/tools/kernel-oracle), plus optional modules (.ko files of the
+// same build) that the model shows as loaded.
+//
+//   node tools/kernel-data/build.mjs --census /work/census/7.2 --out data/kernel-7.2 \
+//        [--modules-dir DIR --modules failover,net_failover,virtio_net,virtio_blk]
+//        [--blacklist FILE] [--insn FILE]
+//
+// Output (all brotli):
+//   symbols.bin.br   every kallsyms symbol (kallsyms order), the traceable
+//                    ones (available_filter_functions order) with their
+//                    __fentry__ offsets, modules and their memory regions;
+//                    format: see src/kernel/symbol_data.ts
+//   vmlinux.btf.br   the raw BTF of vmlinux
+//   <module>.btf.br  the split BTF of each module
+//   kprobe-blacklist.txt.br  /sys/kernel/debug/kprobes/blacklist, if given,
+//                    moved from the KASLR base of the boot that printed it
+//                    to the census's
+//   insn-boundaries.json  from --insn: lines `FUNC OFFSET ok|<error>` of
+//                    `echo "p:kp FUNC+OFFSET" > kprobe_events` on the real
+//                    kernel (tools/kernel-data/probe-offsets.sh): the real
+//                    instruction boundaries of those functions
+// The input is checked: rendering the tables back must give the census
+// files byte for byte.
+import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { brotliCompressSync, constants as zc } from 'node:zlib';
+import { loadModule } from './elf-module.mjs';
+
+function arg(name, dflt) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : dflt;
+}
+
+const census = arg('census');
+const out = arg('out');
+if (!census || !out) {
+  console.error('usage: build.mjs --census DIR --out DIR [--modules-dir DIR --modules a,b] [--blacklist FILE]');
+  process.exit(2);
+}
+const modulesDir = arg('modules-dir');
+const moduleNames = (arg('modules', '') || '').split(',').filter(Boolean);
+const blacklistFile = arg('blacklist');
+const insnFile = arg('insn');
+// Where module memory starts (the x86_64 module area is 0xffffffffc0000000 up).
+const MODULE_BASE = 0xffffffffc0a00000n;
+
+const isText = (t) => /^[tTwW]$/.test(t);
+
+// --- vmlinux ---
+const kallsyms = readFileSync(join(census, 'kallsyms'), 'latin1').split('\n').filter(Boolean);
+/** @type {{name:string,type:string,addr:bigint,mod:number}[]} */
+const syms = kallsyms.map((l) => {
+  const [a, type, name, ...rest] = l.split(/[ \t]/);
+  if (rest.length) throw new Error(`census kallsyms has a module symbol: ${l}`);
+  return { name, type, addr: BigInt('0x' + a), mod: 0 };
+});
+const affNames = readFileSync(join(census, 'available_filter_functions'), 'latin1').split('\n').filter(Boolean);
+const affAddrs = readFileSync(join(census, 'available_filter_functions_addrs'), 'latin1').split('\n').filter(Boolean);
+if (affNames.length !== affAddrs.length) throw new Error('available_filter_functions and _addrs differ in length');
+
+// Text symbols by address (first non-__pfx_ text symbol at each address).
+const textAt = new Map();
+syms.forEach((s, i) => {
+  if (!isText(s.type) || s.name.startsWith('__pfx_')) return;
+  const k = s.addr.toString(16);
+  const prev = textAt.get(k);
+  if (prev === undefined) textAt.set(k, [i]);
+  else prev.push(i);
+});
+
+/** @type {{sym:number,fentry:number}[]} */
+const traceable = [];
+affAddrs.forEach((line, n) => {
+  const [a, name] = line.split(' ');
+  if (name !== affNames[n]) throw new Error(`line ${n + 1}: ${name} != ${affNames[n]}`);
+  const ip = BigInt('0x' + a);
+  for (const off of [0n, 4n]) {
+    const cands = textAt.get((ip - off).toString(16));
+    const i = cands?.find((c) => syms[c].name === name);
+    if (i !== undefined) {
+      traceable.push({ sym: i, fentry: Number(off) });
+      return;
+    }
+  }
+  throw new Error(`no text symbol ${name} at ${a} or ${a}-4`);
+});
+
+// --- modules ---
+const modules = [];
+let base = MODULE_BASE;
+for (const m of moduleNames) {
+  const path = [join(modulesDir, `${m}.ko`)].find(existsSync);
+  if (!path) throw new Error(`module ${m}: no ${m}.ko in ${modulesDir}`);
+  const mod = loadModule(readFileSync(path), m, base);
+  base = mod.end + 0x1000n;
+  modules.push(mod);
+}
+// kallsyms lists the newest module first; ftrace lists modules in load order.
+const modIndex = new Map(moduleNames.map((m, i) => [m, i + 1]));
+const symStart = new Map();
+for (const mod of [...modules].reverse()) {
+  symStart.set(mod.name, syms.length);
+  for (const s of mod.symbols) syms.push({ name: s.name, type: s.type, addr: s.addr, mod: modIndex.get(mod.name) });
+}
+for (const mod of modules) {
+  for (const t of mod.traceable) traceable.push({ sym: symStart.get(mod.name) + t.sym, fentry: t.fentry });
+}
+
+// --- encode ---
+class Writer {
+  chunks = [];
+  u8(v) {
+    this.chunks.push(Buffer.from([v]));
+  }
+  u32(v) {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(v);
+    this.chunks.push(b);
+  }
+  u64(v) {
+    const b = Buffer.alloc(8);
+    b.writeBigUInt64LE(v);
+    this.chunks.push(b);
+  }
+  bytes(b) {
+    this.chunks.push(b);
+  }
+  str(s) {
+    const b = Buffer.from(s, 'latin1');
+    this.u32(b.length);
+    this.chunks.push(b);
+  }
+  /** zigzag LEB128 of a (possibly negative) bigint */
+  varint(v) {
+    let z = v < 0n ? (-v << 1n) - 1n : v << 1n;
+    const bytes = [];
+    do {
+      let byte = Number(z & 0x7fn);
+      z >>= 7n;
+      if (z) byte |= 0x80;
+      bytes.push(byte);
+    } while (z);
+    this.chunks.push(Buffer.from(bytes));
+  }
+  buffer() {
+    return Buffer.concat(this.chunks);
+  }
+}
+
+const w = new Writer();
+w.bytes(Buffer.from('KSYM', 'latin1'));
+w.u32(1);
+w.u32(syms.length);
+w.u32(traceable.length);
+w.u32(modules.length);
+w.u64(syms[0].addr);
+for (const mod of modules) {
+  w.str(mod.name);
+  w.u32(mod.regions.length);
+  for (const r of mod.regions) {
+    w.str(r.kind);
+    w.u64(r.start);
+    w.u32(r.size);
+  }
+}
+w.str(syms.map((s) => s.name).join('\n'));
+w.bytes(Buffer.from(syms.map((s) => s.type).join(''), 'latin1'));
+w.bytes(Buffer.from(syms.map((s) => s.mod)));
+let prev = syms[0].addr;
+for (const s of syms) {
+  w.varint(s.addr - prev);
+  prev = s.addr;
+}
+let prevSym = 0;
+for (const t of traceable) {
+  w.varint(BigInt(t.sym - prevSym));
+  prevSym = t.sym;
+}
+w.bytes(Buffer.from(traceable.map((t) => t.fentry)));
+
+const br = (b) =>
+  brotliCompressSync(b, {
+    params: { [zc.BROTLI_PARAM_QUALITY]: 11, [zc.BROTLI_PARAM_LGWIN]: 24, [zc.BROTLI_PARAM_SIZE_HINT]: b.length },
+  });
+
+mkdirSync(out, { recursive: true });
+const files = {};
+files['symbols.bin.br'] = br(w.buffer());
+files['vmlinux.btf.br'] = br(readFileSync(join(census, 'btf-vmlinux')));
+for (const mod of modules) if (mod.btf) files[`${mod.name}.btf.br`] = br(mod.btf);
+if (blacklistFile) files['kprobe-blacklist.txt.br'] = br(Buffer.from(rebaseBlacklist(readFileSync(blacklistFile, 'latin1')), 'latin1'));
+if (insnFile) files['insn-boundaries.json'] = Buffer.from(insnBoundaries(readFileSync(insnFile, 'latin1')));
+let total = 0;
+for (const [f, b] of Object.entries(files)) {
+  writeFileSync(join(out, f), b);
+  total += b.length;
+  console.log(`${join(out, f)}: ${b.length} bytes`);
+}
+console.log(`${syms.length} symbols, ${traceable.length} traceable, ${modules.length} modules; ${total} bytes in all`);
+
+/** Moves blacklist ranges by the KASLR difference between that boot and the census (voted by unique names). */
+function rebaseBlacklist(text) {
+  const unique = new Map();
+  for (const s of syms) if (!s.mod) unique.set(s.name, unique.has(s.name) ? undefined : s.addr);
+  const votes = new Map();
+  const lines = text.split('\n').filter(Boolean);
+  for (const l of lines) {
+    const m = /^0x([0-9a-f]+)-0x([0-9a-f]+)\t(\S+)/.exec(l);
+    const a = m && unique.get(m[3]);
+    if (!a) continue;
+    const d = BigInt('0x' + m[1]) - a;
+    votes.set(d, (votes.get(d) ?? 0) + 1);
+  }
+  const [delta, n] = [...votes].sort((x, y) => y[1] - x[1])[0];
+  console.log(`blacklist: KASLR delta 0x${delta.toString(16)} (${n}/${lines.length} entries agree)`);
+  const hex = (v) => '0x' + v.toString(16).padStart(16, '0');
+  return lines
+    .map((l) => {
+      const m = /^0x([0-9a-f]+)-0x([0-9a-f]+)\t(.*)$/.exec(l);
+      if (!m) throw new Error(`blacklist line: ${l}`);
+      return `${hex(BigInt('0x' + m[1]) - delta)}-${hex(BigInt('0x' + m[2]) - delta)}\t${m[3]}\n`;
+    })
+    .join('');
+}
+
+/** {func: {upto, offsets}} from probe-offsets.sh output. */
+function insnBoundaries(text) {
+  const out = {};
+  for (const l of text.split('\n')) {
+    const m = /^(\S+) (\d+) (.*)$/.exec(l);
+    if (!m) continue;
+    const f = (out[m[1]] ??= { upto: 0, offsets: [] });
+    const off = Number(m[2]);
+    f.upto = Math.max(f.upto, off + 1);
+    if (m[3] === 'ok') f.offsets.push(off);
+  }
+  return JSON.stringify(out) + '\n';
+}
