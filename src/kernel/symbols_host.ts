@@ -22,17 +22,29 @@ export function parseKallsyms(text: string, procModules = ''): SymbolColumns {
   const mods: number[] = [];
   const modIndex = new Map<string, number>();
   const modules: ModuleInfo[] = [];
-  for (const line of text.split('\n')) {
-    if (!line) continue;
-    const sp1 = line.indexOf(' ');
-    const sp2 = line.indexOf(' ', sp1 + 1);
-    if (sp1 < 0 || sp2 < 0) continue;
-    const hex = line.slice(0, sp1).padStart(16, '0');
-    let name = line.slice(sp2 + 1);
+  let p = 0;
+  while (p < text.length) {
+    let nl = text.indexOf('\n', p);
+    if (nl < 0) nl = text.length;
+    const sp1 = text.indexOf(' ', p);
+    if (sp1 < 0 || sp1 > nl || nl - sp1 < 3) {
+      p = nl + 1;
+      continue;
+    }
+    // The address: up to 16 hex digits, as two 32-bit halves.
+    let h = 0;
+    let l = 0;
+    for (let i = p; i < sp1; i++) {
+      const c = text.charCodeAt(i);
+      const d = c <= 0x39 ? c - 0x30 : (c | 0x20) - 0x57;
+      h = ((h << 4) | (l >>> 28)) >>> 0;
+      l = ((l << 4) | d) >>> 0;
+    }
+    let name = text.slice(sp1 + 3, nl);
     let m = 0;
     const tab = name.indexOf('\t');
     if (tab >= 0) {
-      const mod = name.slice(tab + 1).replace(/^\[|\]$/g, '');
+      const mod = name.slice(tab + 2, name.endsWith(']') ? -1 : undefined);
       name = name.slice(0, tab);
       m = modIndex.get(mod) ?? 0;
       if (!m) {
@@ -42,10 +54,11 @@ export function parseKallsyms(text: string, procModules = ''): SymbolColumns {
       }
     }
     names.push(name);
-    hi.push(parseInt(hex.slice(0, 8), 16));
-    lo.push(parseInt(hex.slice(8), 16));
-    types.push(line.charCodeAt(sp1 + 1));
+    hi.push(h);
+    lo.push(l);
+    types.push(text.charCodeAt(sp1 + 1));
     mods.push(m);
+    p = nl + 1;
   }
   // /proc/modules: "name size refcnt deps state address": one region per module.
   for (const line of procModules.split('\n')) {
@@ -124,34 +137,31 @@ export function guessTraceable(cols: SymbolColumns): { traceable: Uint32Array; f
   const { names, types, mods } = cols;
   const first = new Map<string, number>();
   for (let i = 0; i < names.length; i++) if (!mods[i] && !first.has(names[i]!)) first.set(names[i]!, i);
-  const at = (n: string): number | undefined => first.get(n);
-  const ranges: [number, number][] = [];
+  // vmlinux symbols are sorted by address: a section is an index interval.
+  const excluded = new Uint8Array(names.length);
   for (const [s, e] of NOTRACE_SECTIONS) {
-    const a = at(s);
-    const b = at(e);
-    if (a !== undefined && b !== undefined) ranges.push([a, b]);
+    const a = first.get(s);
+    const b = first.get(e);
+    if (a === undefined || b === undefined) continue;
+    for (let i = a; i < names.length && !mods[i] && cmpAddr(cols, i, cols.addrHi[b]!, cols.addrLo[b]!) < 0; i++) excluded[i] = 1;
   }
-  const stext = at('_stext');
-  const etext = at('_etext');
+  const stext = first.get('_stext');
+  const etext = first.get('_etext');
   const ibt = first.has('ibt_selftest');
-  const inRange = (i: number, [a, b]: [number, number]): boolean =>
-    cmpAddr(cols, i, cols.addrHi[a]!, cols.addrLo[a]!) >= 0 && cmpAddr(cols, i, cols.addrHi[b]!, cols.addrLo[b]!) < 0;
   const out: number[] = [];
-  const seen = new Set<string>();
+  let last = -1;
   for (let i = 0; i < names.length; i++) {
     const t = types[i]!;
     if (t !== 0x74 && t !== 0x54 && t !== 0x57 && t !== 0x77) continue;
     const name = names[i]!;
-    if (NOTRACE_PREFIXES.some((p) => name.startsWith(p)) || name.includes('.cold') || SECTION_MARKER.test(name)) continue;
+    if (excluded[i] || NOTRACE_PREFIXES.some((p) => name.startsWith(p)) || name.includes('.cold') || SECTION_MARKER.test(name)) continue;
     if (!mods[i]) {
-      if (stext !== undefined && etext !== undefined && !inRange(i, [stext, etext])) continue;
-      if (ranges.some((r) => inRange(i, r))) continue;
+      if (stext !== undefined && (cmpAddr(cols, i, cols.addrHi[stext]!, cols.addrLo[stext]!) < 0 || (etext !== undefined && cmpAddr(cols, i, cols.addrHi[etext]!, cols.addrLo[etext]!) >= 0))) continue;
       // One record per address: the first alias.
-      const key = `${cols.addrHi[i]}:${cols.addrLo[i]}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
+      if (last >= 0 && !mods[last] && cmpAddr(cols, i, cols.addrHi[last]!, cols.addrLo[last]!) === 0) continue;
     } else if (name === 'init_module' || name === 'cleanup_module') continue;
     out.push(i);
+    last = i;
   }
   return { traceable: Uint32Array.from(out), fentry: new Uint8Array(out.length).fill(ibt ? 4 : 0) };
 }
