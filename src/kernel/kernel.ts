@@ -5,9 +5,10 @@
 import { availableParallelism } from 'node:os';
 import type { Caller } from './caller.js';
 import type { Btf } from './btf.js';
+import type { CallSites } from './call_sites.js';
 import { Clock } from './clock.js';
 import type { InsnModel } from './insn_model.js';
-import { loadInsnModel, loadKprobeBlacklist, loadModuleTypes, loadSymbols, loadTypes, type SymbolSource } from './kernel_symbols.js';
+import { loadCallSites, loadInsnModel, loadKprobeBlacklist, loadModuleTypes, loadSymbols, loadTypes, type SymbolSource } from './kernel_symbols.js';
 import type { KprobeBlacklist } from './kprobe_blacklist.js';
 import { DEFAULT_SERIES, type Series } from './series.js';
 import type { KallsymsTable } from './symbol_table.js';
@@ -45,6 +46,7 @@ export class Kernel {
   private btf?: Btf;
   private insnModel?: InsnModel;
   private blacklist?: KprobeBlacklist;
+  private calls?: CallSites;
 
   constructor(opts: KernelOptions = {}) {
     this.series = opts.series ?? DEFAULT_SERIES;
@@ -77,6 +79,11 @@ export class Kernel {
   /** /sys/kernel/debug/kprobes/blacklist: no kprobe inside these (EINVAL). */
   get kprobeBlacklist(): KprobeBlacklist {
     return (this.blacklist ??= loadKprobeBlacklist(this.symbolSource, this.series));
+  }
+
+  /** Return offsets of calls (`ksys_read+0x7b` after calling vfs_read). */
+  get callSites(): CallSites {
+    return (this.calls ??= loadCallSites(this.symbolSource, this.series, this.symbols, this.insns));
   }
 
   /** The task of a calling process. */

@@ -3,11 +3,12 @@
  * model of the series (default), or the machine's running kernel.
  */
 import type { Btf } from './btf.js';
+import { CallSites } from './call_sites.js';
 import { InsnModel } from './insn_model.js';
 import { KprobeBlacklist } from './kprobe_blacklist.js';
 import type { Series } from './series.js';
 import type { KallsymsTable } from './symbol_table.js';
-import { builtinBtf, builtinInsnBoundaries, builtinKprobeBlacklist, builtinModuleBtf, builtinSymbols, hasBuiltinSeries } from './symbols_builtin.js';
+import { builtinBtf, builtinCallSites, builtinInsnBoundaries, builtinKprobeBlacklist, builtinModuleBtf, builtinSymbols, hasBuiltinSeries } from './symbols_builtin.js';
 import { hostBtfDb, hostKprobeBlacklist, hostModuleBtf, hostSymbols } from './symbols_host.js';
 
 export type SymbolSource = 'builtin' | 'host';
@@ -32,11 +33,29 @@ export function loadModuleTypes(source: SymbolSource, series: Series, module: st
   return source === 'host' ? hostModuleBtf(module) : builtinModuleBtf(modelSeries(series), module);
 }
 
-/** Instruction boundaries inside functions (for kprobes at func+offs). */
+const insnModels = new Map<string, InsnModel>();
+const callSites = new WeakMap<KallsymsTable, CallSites>();
+
+/** Instruction boundaries inside functions (for kprobes at func+offs); one per model, shared. */
 export function loadInsnModel(source: SymbolSource, series: Series): InsnModel {
-  return new InsnModel(source === 'host' ? new Map() : builtinInsnBoundaries(modelSeries(series)));
+  const key = source === 'host' ? 'host' : modelSeries(series);
+  let m = insnModels.get(key);
+  if (!m) insnModels.set(key, (m = new InsnModel(source === 'host' ? new Map() : builtinInsnBoundaries(modelSeries(series)))));
+  return m;
 }
 
+const blacklists = new Map<string, KprobeBlacklist>();
+
 export function loadKprobeBlacklist(source: SymbolSource, series: Series): KprobeBlacklist {
-  return new KprobeBlacklist(source === 'host' ? hostKprobeBlacklist() : builtinKprobeBlacklist(modelSeries(series)));
+  const key = source === 'host' ? 'host' : modelSeries(series);
+  let b = blacklists.get(key);
+  if (!b) blacklists.set(key, (b = new KprobeBlacklist(source === 'host' ? hostKprobeBlacklist() : builtinKprobeBlacklist(modelSeries(series)))));
+  return b;
+}
+
+/** Return offsets of calls: the real kernel's for the built-in model, modelled for the host. */
+export function loadCallSites(source: SymbolSource, series: Series, symbols: KallsymsTable, insns: InsnModel): CallSites {
+  let c = callSites.get(symbols);
+  if (!c) callSites.set(symbols, (c = new CallSites(symbols, insns, source === 'host' ? undefined : builtinCallSites(modelSeries(series)))));
+  return c;
 }

@@ -76,6 +76,12 @@ export class KallsymsTable implements SymbolTable {
     return s;
   }
 
+  /** The function at kallsyms index `i`, if that symbol is a text symbol. */
+  functionAtSymbol(i: number): KernelFunction | undefined {
+    const f = this.fnOfSym[i];
+    return f === undefined || f < 0 ? undefined : this.functions[f];
+  }
+
   /** Raw columns, for renderers that walk every symbol. */
   get columns(): Readonly<SymbolColumns> {
     return this.cols;

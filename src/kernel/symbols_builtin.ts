@@ -85,3 +85,9 @@ export function builtinInsnBoundaries(series: Series): Map<string, KnownBoundari
   if (!existsSync(path)) return new Map();
   return new Map(Object.entries(JSON.parse(readFileSync(path, 'utf8')) as Record<string, KnownBoundaries>));
 }
+
+/** The real kernel's direct calls (call-sites.bin.br), if shipped for the series. */
+export function builtinCallSites(series: Series): Uint8Array | undefined {
+  const path = join(seriesDir(series), 'call-sites.bin.br');
+  return existsSync(path) ? readBrotli(path) : undefined;
+}

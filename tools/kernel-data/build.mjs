@@ -7,7 +7,7 @@
 //
 //   node tools/kernel-data/build.mjs --census /work/census/7.2 --out data/kernel-7.2 \
 //        [--modules-dir DIR --modules failover,net_failover,virtio_net,virtio_blk]
-//        [--blacklist FILE] [--insn FILE]
+//        [--blacklist FILE] [--insn FILE] [--vmlinuz FILE]
 //
 // Output (all brotli):
 //   symbols.bin.br   every kallsyms symbol (kallsyms order), the traceable
@@ -19,6 +19,12 @@
 //   kprobe-blacklist.txt.br  /sys/kernel/debug/kprobes/blacklist, if given,
 //                    moved from the KASLR base of the boot that printed it
 //                    to the census's
+//   call-sites.bin.br  from --vmlinuz (the bzImage of the same build): every
+//                    direct call in vmlinux text (init text and __fentry__
+//                    calls left out) as (caller symbol, return offset,
+//                    callee symbol), so that return addresses read as on the
+//                    real kernel (ksys_read+0x7b/0x110 <- vfs_read); format:
+//                    see src/kernel/call_sites.ts
 //   insn-boundaries.json  from --insn: lines `FUNC OFFSET ok|<error>` of
 //                    `echo "p:kp FUNC+OFFSET" > kprobe_events` on the real
 //                    kernel (tools/kernel-data/probe-offsets.sh): the real
@@ -28,6 +34,7 @@
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliCompressSync, constants as zc } from 'node:zlib';
+import { execSync, spawnSync } from 'node:child_process';
 import { loadModule } from './elf-module.mjs';
 
 function arg(name, dflt) {
@@ -45,6 +52,7 @@ const modulesDir = arg('modules-dir');
 const moduleNames = (arg('modules', '') || '').split(',').filter(Boolean);
 const blacklistFile = arg('blacklist');
 const insnFile = arg('insn');
+const vmlinuzFile = arg('vmlinuz');
 // Where module memory starts (the x86_64 module area is 0xffffffffc0000000 up).
 const MODULE_BASE = 0xffffffffc0a00000n;
 
@@ -193,6 +201,7 @@ files['symbols.bin.br'] = br(w.buffer());
 files['vmlinux.btf.br'] = br(readFileSync(join(census, 'btf-vmlinux')));
 for (const mod of modules) if (mod.btf) files[`${mod.name}.btf.br`] = br(mod.btf);
 if (blacklistFile) files['kprobe-blacklist.txt.br'] = br(Buffer.from(rebaseBlacklist(readFileSync(blacklistFile, 'latin1')), 'latin1'));
+if (vmlinuzFile) files['call-sites.bin.br'] = br(callSites(vmlinuzFile));
 if (insnFile) files['insn-boundaries.json'] = Buffer.from(insnBoundaries(readFileSync(insnFile, 'latin1')));
 let total = 0;
 for (const [f, b] of Object.entries(files)) {
@@ -239,4 +248,81 @@ function insnBoundaries(text) {
     if (m[3] === 'ok') f.offsets.push(off);
   }
   return JSON.stringify(out) + '\n';
+}
+
+/** The vmlinux ELF inside a bzImage (zstd payload, as Debian builds it). */
+function extractVmlinux(vmlinuz) {
+  const img = readFileSync(vmlinuz);
+  const magic = Buffer.from([0x28, 0xb5, 0x2f, 0xfd]);
+  for (let i = img.indexOf(magic); i >= 0; i = img.indexOf(magic, i + 1)) {
+    // zstd complains about what follows the frame (exit status 1) but has written it out.
+    const r = spawnSync('zstd', ['-d', '-c', '-q'], { input: img.subarray(i), maxBuffer: 1 << 30 });
+    if (r.stdout && r.stdout.length > 4 && r.stdout.readUInt32BE(0) === 0x7f454c46) return r.stdout;
+  }
+  throw new Error(`${vmlinuz}: no zstd-compressed ELF inside`);
+}
+
+/** Direct calls of vmlinux text, by objdump, moved to the census's KASLR base. */
+function callSites(vmlinuz) {
+  const elf = extractVmlinux(vmlinuz);
+  const tmp = join(out, '.vmlinux.tmp');
+  writeFileSync(tmp, elf);
+  const byName = (n) => syms.findIndex((s) => s.name === n && !s.mod);
+  const stext = syms[byName('_stext')].addr;
+  const etext = syms[byName('_etext')].addr;
+  const initStart = syms[byName('_sinittext')].addr;
+  const initEnd = syms[byName('_einittext')].addr;
+  // The link address of .text is 0xffffffff81000000 (x86_64, no KASLR).
+  const delta = stext - 0xffffffff81000000n;
+  const hex = (v) => '0x' + (v - delta).toString(16);
+  let text;
+  try {
+    text = execSync(
+      `objdump -d --no-show-raw-insn --start-address=${hex(stext)} --stop-address=${hex(etext)} ${tmp} | grep -E '^ffffffff[0-9a-f]+:[[:space:]]+call[[:space:]]+0x'`,
+      { maxBuffer: 1 << 30 },
+    ).toString('latin1');
+  } finally {
+    execSync(`rm -f ${tmp}`);
+  }
+  // Text symbols sorted by address (vmlinux is already sorted); first alias wins.
+  const idx = [];
+  syms.forEach((s, i) => {
+    if (!s.mod && isText(s.type) && (!idx.length || syms[idx[idx.length - 1]].addr !== s.addr)) idx.push(i);
+  });
+  const at = new Map(idx.map((i) => [syms[i].addr, i]));
+  const containing = (a) => {
+    let lo = 0;
+    let hi = idx.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (syms[idx[mid]].addr <= a) lo = mid;
+      else hi = mid - 1;
+    }
+    return idx[lo];
+  };
+  const fentry = syms.findIndex((s) => s.name === '__fentry__');
+  const calls = [];
+  for (const line of text.split('\n')) {
+    const m = /^([0-9a-f]+):\s+call\s+0x([0-9a-f]+)/.exec(line);
+    if (!m) continue;
+    const site = BigInt('0x' + m[1]) + delta;
+    const callee = at.get(BigInt('0x' + m[2]) + delta);
+    if (callee === undefined || callee === fentry || (site >= initStart && site < initEnd)) continue;
+    const caller = containing(site);
+    calls.push([caller, Number(site + 5n - syms[caller].addr), callee]);
+  }
+  calls.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const w = new Writer();
+  w.bytes(Buffer.from('CALL', 'latin1'));
+  w.u32(1);
+  w.u32(calls.length);
+  let prev = 0;
+  for (const [caller, ret, callee] of calls) {
+    w.varint(BigInt(caller - prev));
+    w.varint(BigInt(ret));
+    w.varint(BigInt(callee));
+    prev = caller;
+  }
+  console.log(`call sites: ${calls.length} direct calls`);
+  return w.buffer();
 }
