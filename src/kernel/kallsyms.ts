@@ -75,10 +75,21 @@ export function availableFilterFunctionsText(t: KallsymsTable): Buffer {
 export function availableFilterFunctionsAddrsText(t: KallsymsTable): Buffer {
   const r = slot(t);
   if (r.affAddrs) return r.affAddrs;
-  const lines = t.traceable().map((f) => {
-    const ip = (f.addr + BigInt(f.fentryOffset)).toString(16);
-    return f.module ? `${ip} ${f.name} [${f.module}]\n` : `${ip} ${f.name}\n`;
-  });
+  const c = t.columns;
+  const lines: string[] = new Array(c.traceable.length);
+  for (let k = 0; k < c.traceable.length; k++) {
+    const i = c.traceable[k]!;
+    // addr + fentry offset on the two 32-bit halves (no bigint per line).
+    let lo = c.addrLo[i]! + c.fentry[k]!;
+    let hi = c.addrHi[i]!;
+    if (lo > 0xffffffff) {
+      lo -= 0x100000000;
+      hi = (hi + 1) >>> 0;
+    }
+    const ip = hi ? hi.toString(16) + lo.toString(16).padStart(8, '0') : lo.toString(16);
+    const m = c.mods[i]!;
+    lines[k] = m ? `${ip} ${c.names[i]} [${c.modules[m - 1]!.name}]\n` : `${ip} ${c.names[i]}\n`;
+  }
   return (r.affAddrs = Buffer.from(lines.join(''), 'latin1'));
 }
 
