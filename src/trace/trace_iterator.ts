@@ -50,8 +50,8 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
   private readonly started = new Set<number>();
   private readonly iters: (RingBufferIter | null)[] = [];
   private readonly fixedBuffer: RingBuffer | null;
-  /** Entries printed so far (iter->idx). */
-  idx = 0;
+  /** Index of the current entry (iter->idx): from 0 in `trace`, from 1 in each trace_pipe read. */
+  idx = -1;
 
   constructor(
     readonly tr: TraceArray,
@@ -67,6 +67,7 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     this.annotate = !this.consuming && rb.overruns() > 0;
     // A non-consuming reader keeps reading the buffer it opened, even across a snapshot swap.
     this.fixedBuffer = this.consuming ? null : rb;
+    if (this.consuming) this.idx = 0;
     if (!this.consuming) {
       for (const cb of rb.cpus) {
         this.iters.push(this.cpuFile === ALL_CPUS || this.cpuFile === cb.cpu ? new RingBufferIter(cb) : null);
@@ -126,6 +127,12 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     this.idx++;
     if (!this.consuming) this.iters[e.cpu]!.advance();
     return e;
+  }
+
+  /** trace_iterator_reset() at the start of each trace_pipe read. */
+  resetIndex(): void {
+    this.idx = 0;
+    this.started.clear();
   }
 
   /** trace_consume(): for consuming readers, once the record was printed. */

@@ -67,6 +67,7 @@ export function tracePipeFile(tr: TraceArray, cpu = ALL_CPUS): FileOps {
         await waitOn(() => [tr.buffer, tr.snapshotBuffer], cpu, abort);
       }
       const cnt = Math.min(size, PIPE_READ_MAX);
+      iter.resetIndex();
       let text = '';
       for (;;) {
         const e = iter.next();
