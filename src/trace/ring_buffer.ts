@@ -83,11 +83,10 @@ export class RingBuffer implements RingBufferParent {
 
   /** ring_buffer_write(): one event, copied in. */
   write(cpu: number, data: Buffer): boolean {
-    const r = this.reserve(cpu, data.length);
-    if (!r) return false;
-    data.copy(r.buf, r.off);
-    this.commit(cpu);
-    return true;
+    if (this.recordDisabled) return false;
+    const cb = this.cpus[cpu];
+    if (!cb || cb.recordDisabled || data.length > this.maxDataSize) return false;
+    return cb.write(data);
   }
 
   // ------------------------------------------------------------ counters

@@ -290,6 +290,10 @@ export class TraceArray {
         break;
       case 'record-tgid':
         tracing.cmdlines.allocTgidMap();
+        tracing.taskInfoChanged();
+        break;
+      case 'record-cmd':
+        tracing.taskInfoChanged();
         break;
       case 'overwrite':
         this.buffer.overwrite = on;

@@ -36,6 +36,8 @@ interface Entry {
   ev: PeekedEvent;
   /** Lost events to report before it: -1 for an unknown number. */
   lost: number;
+  /** Generation of its page when found. */
+  gen: number;
 }
 
 export class TraceIterator implements TracerPrintContext, OutputContext {
@@ -49,6 +51,9 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
   private readonly annotate: boolean;
   private readonly started = new Set<number>();
   private readonly iters: (RingBufferIter | null)[] = [];
+  /** Peeked next record of each CPU (undefined: not peeked yet). */
+  private readonly heads: (Entry | null | undefined)[] = [];
+  private readonly cpuList: number[];
   private readonly fixedBuffer: RingBuffer | null;
   /** Index of the current entry (iter->idx): from 0 in `trace`, from 1 in each trace_pipe read. */
   idx = -1;
@@ -68,6 +73,7 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     // A non-consuming reader keeps reading the buffer it opened, even across a snapshot swap.
     this.fixedBuffer = this.consuming ? null : rb;
     if (this.consuming) this.idx = 0;
+    this.cpuList = this.cpuFile === ALL_CPUS ? rb.cpus.map((cb) => cb.cpu) : [this.cpuFile];
     if (!this.consuming) {
       for (const cb of rb.cpus) {
         this.iters.push(this.cpuFile === ALL_CPUS || this.cpuFile === cb.cpu ? new RingBufferIter(cb) : null);
@@ -87,35 +93,34 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     return this.tr.option(name);
   }
 
-  private cpus(): number[] {
-    const n = this.buffer.cpus.length;
-    if (this.cpuFile !== ALL_CPUS) return [this.cpuFile];
-    return Array.from({ length: n }, (_, i) => i);
-  }
-
   /** trace_empty(). */
   empty(): boolean {
-    for (const cpu of this.cpus()) {
-      if (this.consuming ? !this.buffer.cpus[cpu].empty : this.iters[cpu]?.peek()) return false;
-    }
+    if (!this.consuming) return this.findNext() === null;
+    for (const cpu of this.cpuList) if (!this.buffer.cpus[cpu].empty) return false;
     return true;
   }
 
   /** __find_next_entry(): the earliest pending record across the CPUs read. */
   private findNext(): Entry | null {
     let best: Entry | null = null;
-    for (const cpu of this.cpus()) {
-      let ev: PeekedEvent | null;
-      let lost = 0;
+    for (const cpu of this.cpuList) {
+      let e: Entry | null | undefined;
       if (this.consuming) {
-        ev = this.buffer.cpus[cpu].peek();
-        if (ev) lost = ev.lost;
+        const ev = this.buffer.cpus[cpu].peek();
+        e = ev ? { cpu, ev, lost: ev.lost, gen: ev.page.generation } : null;
       } else {
-        const it = this.iters[cpu]!;
-        ev = it.peek();
-        if (ev && it.dropped()) lost = -1;
+        // A non-consuming reader's next record per CPU stays valid until that CPU advances.
+        e = this.heads[cpu];
+        // ...unless the writer went over its page meanwhile.
+        if (e && e.ev.page.generation !== e.gen) e = undefined;
+        if (e === undefined) {
+          const it = this.iters[cpu]!;
+          const ev = it.peek();
+          e = ev ? { cpu, ev, lost: it.dropped() ? -1 : 0, gen: ev.page.generation } : null;
+          this.heads[cpu] = e;
+        }
       }
-      if (ev && (!best || ev.ts < best.ev.ts)) best = { cpu, ev, lost };
+      if (e && (!best || e.ev.ts < best.ev.ts)) best = e;
     }
     return best;
   }
@@ -125,7 +130,10 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     const e = this.findNext();
     if (!e) return null;
     this.idx++;
-    if (!this.consuming) this.iters[e.cpu]!.advance();
+    if (!this.consuming) {
+      this.iters[e.cpu]!.advance();
+      this.heads[e.cpu] = undefined;
+    }
     return e;
   }
 

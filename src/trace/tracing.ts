@@ -1,6 +1,7 @@
 /** The tracing subsystem as a whole: the top-level trace array and the instances. */
 import { fail } from '../kernel/errno.js';
 import type { Kernel } from '../kernel/kernel.js';
+import type { Task } from '../kernel/task.js';
 import { ErrorLog } from './error_log.js';
 import { EventRegistry } from './event_registry.js';
 import { registerFtraceEntries, type FtraceEntryTypes } from './ftrace_entries.js';
@@ -85,6 +86,9 @@ export class Tracing {
    */
   recordTaskInfo(pid: number): void {
     if (!pid) return;
+    const last = this.lastTaskInfo;
+    // The same task writing again with the same comm has nothing new to save.
+    if (last && last.pid === pid && last.comm === this.lastComm && this.lastTaskInfoGen === this.taskInfoGen) return;
     const cmd = this.top.options.has('record-cmd');
     const tgid = this.cmdlines.tgidMapAllocated;
     if (!cmd && !tgid) return;
@@ -92,5 +96,18 @@ export class Tracing {
     if (!task) return;
     if (cmd) this.cmdlines.save(pid, task.comm);
     if (tgid) this.cmdlines.saveTgid(pid, task.tgid);
+    this.lastTaskInfo = task;
+    this.lastComm = task.comm;
+    this.lastTaskInfoGen = this.taskInfoGen;
   }
+
+  /** Forget the recording shortcut (the comm cache or the recording options changed). */
+  taskInfoChanged(): void {
+    this.taskInfoGen++;
+  }
+
+  private lastTaskInfo?: Task;
+  private lastComm = '';
+  private taskInfoGen = 0;
+  private lastTaskInfoGen = -1;
 }

@@ -13,6 +13,7 @@ export function savedCmdlinesSizeFile(tracing: Tracing): FileOps {
     ...simpleRead(() => `${tracing.cmdlines.size}\n`),
     write(_f, data) {
       tracing.cmdlines.resize(writeUlong(data));
+      tracing.taskInfoChanged();
       return data.length;
     },
   };
