@@ -109,6 +109,16 @@ describe('buffer sizes', () => {
     expect(await read('per_cpu/cpu1/buffer_size_kb')).toBe('103\n');
   });
 
+  it('cannot be resized while trace is open for reading (EBUSY)', async () => {
+    const { fs, read, write } = setup();
+    const h = await fs.open('trace', 0);
+    expect(await errCode(write('buffer_size_kb', '100'))).toBe('EBUSY');
+    expect(await errCode(write('buffer_subbuf_size_kb', '8'))).toBe('EBUSY');
+    h.release();
+    await write('buffer_size_kb', '100');
+    expect(await read('buffer_size_kb')).toBe('103\n');
+  });
+
   it('keeps events that still fit when resized', async () => {
     const { read, write } = setup();
     await write('buffer_size_kb', '100');

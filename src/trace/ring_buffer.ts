@@ -117,6 +117,7 @@ export class RingBuffer implements RingBufferParent {
   /** ring_buffer_resize(): `size` bytes per CPU, data kept where it still fits. */
   resize(size: number, cpu = ALL_CPUS): void {
     const nrPages = this.pagesFor(size);
+    if (this.cpusOf(cpu).some((cb) => cb.resizeDisabled > 0)) fail('EBUSY');
     for (const cb of this.cpusOf(cpu)) {
       const diff = nrPages - cb.nrPages;
       if (diff > 0) cb.insertPages(diff);
@@ -128,6 +129,7 @@ export class RingBuffer implements RingBufferParent {
   setSubbufOrder(order: number): void {
     if (order < 0 || order > 7) fail('EINVAL');
     if (order === this.subbufOrder) return;
+    if (this.cpus.some((cb) => cb.resizeDisabled > 0)) fail('EBUSY');
     const oldCapacity = this.subbufCapacity;
     this.subbufOrder = order;
     for (const cb of this.cpus) {

@@ -84,6 +84,8 @@ export class CpuBuffer {
   lastOverrun = 0;
   /** ring_buffer_record_disable_cpu() nesting. */
   recordDisabled = 0;
+  /** Open non-consuming iterators: the buffer cannot be resized meanwhile (EBUSY). */
+  resizeDisabled = 0;
   /** Page and offset of the last reservation, for commit(). */
   private resPage: BufferPage | null = null;
 

@@ -27,8 +27,19 @@ export class RingBufferIter {
   /** The writer overwrote events this iterator had not shown yet. */
   missed = false;
 
+  private closed = false;
+
+  /** ring_buffer_read_start(): the CPU buffer may not be resized until close(). */
   constructor(readonly cpu: CpuBuffer) {
+    cpu.resizeDisabled++;
     this.reset();
+  }
+
+  /** ring_buffer_read_finish(). */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.cpu.resizeDisabled--;
   }
 
   /** rb_iter_reset(): back to the consuming reader's position. */

@@ -81,6 +81,11 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     }
   }
 
+  /** Releases the per-CPU readers (the buffers may be resized again). */
+  close(): void {
+    for (const it of this.iters) it?.close();
+  }
+
   get buffer(): RingBuffer {
     return this.fixedBuffer ?? (this.snapshot ? this.tr.snapshotBuffer : this.tr.buffer);
   }

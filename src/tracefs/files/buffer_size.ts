@@ -81,7 +81,11 @@ export function freeBufferFile(tr: TraceArray): FileOps {
     },
     release() {
       if (tr.options.has('disable_on_free')) tr.tracingOn = false;
-      tr.resize(0);
+      try {
+        tr.resize(0);
+      } catch {
+        // As the kernel, a close cannot fail: a busy buffer just keeps its size.
+      }
     },
   });
 }

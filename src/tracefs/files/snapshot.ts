@@ -38,5 +38,8 @@ export function snapshotFile(tr: TraceArray, cpu = ALL_CPUS): FileOps {
     write(_f, data) {
       return snapshotWrite(tr, cpu, data);
     },
+    release(f) {
+      (f.private as TraceReader | undefined)?.close();
+    },
   });
 }

@@ -23,11 +23,16 @@ export class TraceReader {
   }
 
   private restart(): void {
+    this.iter?.close();
     this.iter = this.make();
     this.pending = '';
     this.pos = 0;
     this.started = false;
     this.done = false;
+  }
+
+  close(): void {
+    this.iter.close();
   }
 
   /** Up to `size` bytes at `pos` (sequential reads continue; others start over). */
@@ -98,7 +103,9 @@ export function traceFile(tr: TraceArray, opts: TraceFileOptions = {}): FileOps 
       return data.length;
     },
     release(f) {
-      if ((f.private as State | undefined)?.paused) tr.start();
+      const st = f.private as State | undefined;
+      st?.reader?.close();
+      if (st?.paused) tr.start();
     },
   });
 }
