@@ -109,7 +109,7 @@ export class TraceArray {
   record(cpu: number, data: Buffer): boolean {
     if (!this._tracingOn || this.stopCount !== 0 || this.cpumask[cpu] !== true) return false;
     if (!this.buffer.write(cpu, data)) return false;
-    this.tracing.recordTaskInfo(data.readInt32LE(4));
+    if (data.length >= 8) this.tracing.recordTaskInfo(data.readInt32LE(4));
     return true;
   }
 
@@ -344,6 +344,7 @@ export class TraceArray {
     this.snapshotBuffer.setSubbufOrder(0);
     this.snapshotBuffer.resize(1);
     this.snapshotEntries.fill(1);
+    this.snapshotTimeStart = this.snapshotBuffer.now();
     this.snapshotBuffer.reset();
     this.allocatedSnapshot = false;
   }
