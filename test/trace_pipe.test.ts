@@ -117,6 +117,21 @@ describe('trace_pipe', () => {
   });
 });
 
+describe('trace_pipe_raw as the kernel hands it out', () => {
+  it('gives a full sub-buffer whole, its commit where the last event ended', async () => {
+    const { fs, read, write } = setup();
+    for (let i = 0; i < 200; i++) await write('trace_marker', `m${i}\n`);
+    const h = await fs.open('per_cpu/cpu0/trace_pipe_raw', O_RDONLY | O_NONBLOCK);
+    const page = await h.read(4096, 0);
+    h.release();
+    expect(page.readUInt32LE(8)).toBe(0xfdc);
+    expect(page.readUInt32LE(16)).toBe(6);
+    const stats = await read('per_cpu/cpu0/stats');
+    expect(stats).toMatch(/^entries: 55\noverrun: 0\ncommit overrun: 0\nbytes: 1540\n/);
+    expect(stats).toContain('read events: 145\n');
+  });
+});
+
 describe('00basic/trace_pipe.tc replayed', () => {
   it('trace never consumes, trace_pipe does', async () => {
     const { fs, write, read } = setup();
