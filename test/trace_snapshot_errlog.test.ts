@@ -77,6 +77,26 @@ describe('snapshot', () => {
   });
 });
 
+describe('snapshots taken inside the kernel (triggers)', () => {
+  it('say so in the trace and stop tracing without a spare buffer, else swap', async () => {
+    const { read, write, tracing, kernel, root } = setup();
+    const tr = tracing.top;
+    const ctx = { task: kernel.taskOf(root), cpu: 0, flags: 0, preemptCount: 0 };
+    tr.snapshotFromKernel(ctx);
+    const lines = traceLines(await read('trace')).map((l) => l.replace(/^.*\d: /, ''));
+    expect(lines).toEqual([
+      'tracing_snapshot_instance_cond: *** SNAPSHOT NOT ALLOCATED ***',
+      'tracing_snapshot_instance_cond: *** stopping trace here!   ***',
+    ]);
+    expect(await read('tracing_on')).toBe('0\n');
+    await write('tracing_on', '1');
+    await write('snapshot', '1');
+    await write('trace_marker', 'kept\n');
+    tr.snapshotFromKernel(ctx);
+    expect(await read('snapshot')).toContain('tracing_mark_write: kept');
+  });
+});
+
 describe('error_log', () => {
   it('lays out entries as the kernel and keeps the last 8', async () => {
     const { read, tracing } = setup();

@@ -17,10 +17,12 @@ const FALLBACK: Record<Series, KernelSymbol[]> = {
   '7.2': [
     { name: 'tracing_mark_raw_write', addr: 0xffffffff81555fc0n, size: 0x150, type: 't' },
     { name: 'tracing_mark_write', addr: 0xffffffff81556120n, size: 0x180, type: 't' },
+    { name: 'tracing_snapshot_instance_cond', addr: 0xffffffff8155de90n, size: 0x130, type: 't' },
   ],
   '6.12': [
-    { name: 'tracing_mark_raw_write', addr: 0xffffffff81237520n, size: 0x1e0, type: 't' },
+    { name: 'tracing_mark_raw_write', addr: 0xffffffff812375a0n, size: 0x170, type: 't' },
     { name: 'tracing_mark_write', addr: 0xffffffff81237720n, size: 0x280, type: 't' },
+    { name: 'tracing_snapshot_instance_cond', addr: 0xffffffff81237b80n, size: 0x160, type: 't' },
   ],
 };
 

@@ -2,11 +2,13 @@
  * A trace array: the top-level tracing state or one instance (instances/NAME),
  * each with its own buffers, tracer, options and event settings.
  */
+import type { ExecContext } from '../kernel/context.js';
 import { fail } from '../kernel/errno.js';
 import { ALL_CPUS, RingBuffer } from './ring_buffer.js';
 import { showClocks } from './trace_clock.js';
 import { coreOptions, type CoreOption } from './trace_options.js';
 import { nopTracer, type Tracer } from './tracer.js';
+import { traceArrayPuts } from './trace_puts.js';
 import type { Tracing } from './tracing.js';
 
 /** Per-CPU buffer size a trace array grows to on first use (TRACE_BUF_SIZE_DEFAULT: 1408 KiB). */
@@ -364,6 +366,27 @@ export class TraceArray {
     this.snapshotBuffer = live;
     this.snapshotTimeStart = 0;
     this.buffer.wakeWaiters();
+  }
+
+  /**
+   * tracing_snapshot_instance(): a snapshot taken from inside the kernel (the
+   * snapshot trigger, a hist action). Without a spare buffer it says so in
+   * the trace and stops tracing.
+   */
+  snapshotFromKernel(ctx: ExecContext): void {
+    const func = 'tracing_snapshot_instance_cond';
+    if (!this.allocatedSnapshot) {
+      traceArrayPuts(this, func, '*** SNAPSHOT NOT ALLOCATED ***\n', ctx);
+      traceArrayPuts(this, func, '*** stopping trace here!   ***\n', ctx);
+      this.tracingOn = false;
+      return;
+    }
+    if (this.tracer.usesSnapshot) {
+      traceArrayPuts(this, func, '*** LATENCY TRACER ACTIVE ***\n', ctx);
+      traceArrayPuts(this, func, '*** Can not use snapshot (sorry) ***\n', ctx);
+      return;
+    }
+    this.swapSnapshot();
   }
 
   /** `echo 2 > snapshot`: empties the snapshot, keeping it allocated. */

@@ -31,6 +31,8 @@ export interface Tracer {
   /** May be selected in instances (else only at the top level). */
   readonly allowInstances?: boolean;
   readonly options?: readonly TracerOption[];
+  /** Latency tracers keep their maximum in the snapshot buffer: `snapshot` is theirs (EBUSY). */
+  readonly usesSnapshot?: boolean;
   /** Selected on `tr`; throw a KernelError to refuse. */
   init(tr: TraceArray): void;
   /** Replaced on `tr`. */

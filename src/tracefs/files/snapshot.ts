@@ -11,6 +11,7 @@ import { TraceReader } from './trace.js';
 export function snapshotWrite(tr: TraceArray, cpu: number, data: Buffer): number {
   tr.updateBuffers();
   const val = writeUlong(data);
+  if (tr.tracer.usesSnapshot) fail('EBUSY');
   switch (val) {
     case 0:
       if (cpu !== ALL_CPUS) fail('EINVAL');
