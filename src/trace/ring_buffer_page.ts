@@ -2,8 +2,7 @@
 import { BUF_PAGE_HDR_SIZE, writeU64 } from './ring_buffer_event.js';
 
 export class BufferPage {
-  /** The sub-buffer as the kernel lays it out: 16-byte header, then event data. */
-  readonly buf: Buffer;
+  private data: Buffer | null = null;
   /** Next free byte in the data area (the writer's tail index). */
   write = 0;
   /** Bytes of the data area committed (readers stop here). */
@@ -21,8 +20,11 @@ export class BufferPage {
   next: BufferPage = this;
   prev: BufferPage = this;
 
-  constructor(readonly size: number) {
-    this.buf = Buffer.alloc(size);
+  constructor(readonly size: number) {}
+
+  /** The sub-buffer as the kernel lays it out: 16-byte header, then event data (allocated on first use). */
+  get buf(): Buffer {
+    return (this.data ??= Buffer.alloc(this.size));
   }
 
   get capacity(): number {
