@@ -21,10 +21,12 @@ describe('trace output layout', () => {
     expect(line).toMatch(new RegExp(`^ {12}bash-${bash.pid} {4}\\[001\\] \\.\\.\\.1\\. +\\d+\\.\\d{6}: tracing_mark_write: hello$`));
   });
 
-  it('shows flags ..... on 6.12', async () => {
+  it('shows flags ..... on 6.12, and its own tracing_mark_write', async () => {
     const { read, write } = setup({ series: '6.12' });
     await write('trace_marker', 'hello\n');
     expect(traceLines(await read('trace'))[0]).toMatch(/\[000\] \.\.\.\.\. /);
+    await write('options/sym-offset', '1');
+    expect(traceLines(await read('trace'))[0]).toMatch(/: tracing_mark_write\+0xdf\/0x280: hello$/);
   });
 
   it('keeps newlines of a marker and adds one when missing', async () => {
