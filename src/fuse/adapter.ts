@@ -15,6 +15,8 @@ export const OPEN_KEEP_CACHE = 2;
 export const OPEN_NONSEEKABLE = 4;
 
 const UNCHANGED_ID = 0xffffffff;
+/** What a request still waiting gets when the mount goes away (as when a daemon dies). */
+const ENOTCONN = 107;
 
 export interface AdapterOptions {
   /** Where bugs (non-KernelError throws) are reported; they become EIO. */
@@ -50,6 +52,8 @@ export class FuseAdapter {
   notifyPoll: (fh: number) => void;
   /** One wake function per open file, so repeated polls do not pile up listeners. */
   private readonly wakers = new Map<number, () => void>();
+  /** Answer functions of requests waiting on a file (blocking reads and the like). */
+  private readonly waiting = new Set<(err: number) => void>();
 
   constructor(
     readonly fs: Tracefs,
@@ -93,6 +97,7 @@ export class FuseAdapter {
     const answer = (err: number, v?: T) => {
       if (answered) return;
       answered = true;
+      this.waiting.delete(answer);
       req.signal.removeEventListener('abort', onAbort);
       done(err, v);
     };
@@ -111,6 +116,7 @@ export class FuseAdapter {
     if (req.interrupted) {
       onAbort();
     } else {
+      this.waiting.add(answer);
       req.signal.addEventListener('abort', onAbort, { once: true });
     }
     p.then(
@@ -141,8 +147,9 @@ export class FuseAdapter {
     return w;
   }
 
-  /** Closes every open file (the mount is going away). */
+  /** Ends waiting requests (ENOTCONN) and closes every open file: the mount is gone. */
   releaseAll(): void {
+    for (const answer of [...this.waiting]) answer(-ENOTCONN);
     for (const [fh, h] of [...this.fds.handles()]) {
       this.fds.remove(fh);
       this.wakers.delete(fh);

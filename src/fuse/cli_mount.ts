@@ -6,10 +6,14 @@ import { EMULATOR_CLI_OPTIONS, type EmulatorCliArgs, emulatorOptionsFrom } from 
 interface MountArgs extends EmulatorCliArgs {
   dir: string;
   daemon: boolean;
-  options?: string[];
-  'fuse-option'?: string[];
+  options?: string | string[];
+  'fuse-option'?: string | string[];
   'pid-file'?: string;
   'auto-unmount': boolean;
+}
+
+function list(v: string | string[] | undefined): string[] {
+  return v === undefined ? [] : Array.isArray(v) ? v : [v];
 }
 
 export const mountCommand: CommandModule<object, MountArgs> = {
@@ -23,10 +27,9 @@ export const mountCommand: CommandModule<object, MountArgs> = {
       .option('options', {
         alias: 'o',
         type: 'string',
-        array: true,
-        describe: 'tracefs mount options: gid=N,uid=N,mode=OCT (root dir default 0700, root:root)',
+        describe: 'tracefs mount options: gid=N,uid=N,mode=OCT (root dir default 0700, root:root); repeatable',
       })
-      .option('fuse-option', { type: 'string', array: true, describe: 'extra libfuse mount option (repeatable)' })
+      .option('fuse-option', { type: 'string', describe: 'extra libfuse mount option (repeatable)' })
       .option('pid-file', { type: 'string', describe: 'also write the serving pid to this file' })
       .option('auto-unmount', {
         type: 'boolean',
@@ -36,12 +39,12 @@ export const mountCommand: CommandModule<object, MountArgs> = {
       .example('$0 mount', 'mount at ./mount in the foreground')
       .example('$0 mount -d --kernel 6.12 -o gid=1000 /tmp/t', 'a 6.12 tracefs in the background, group 1000') as unknown as Argv<MountArgs>,
   handler: async (a) => {
-    const tracefsOptions = (a.options ?? []).join(',');
+    const tracefsOptions = list(a.options).join(',');
     const serveOpts = {
       dir: a.dir,
       emulator: emulatorOptionsFrom(a),
       tracefsOptions,
-      fuseOptions: a['fuse-option'],
+      fuseOptions: list(a['fuse-option']),
       pidFile: a['pid-file'],
       autoUnmount: a['auto-unmount'],
     };

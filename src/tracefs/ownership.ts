@@ -159,8 +159,10 @@ export function showTracefsOptions(sb: SuperBlock): string {
  * ones change anything.
  */
 export function applyMountOptions(root: Dir, sb: SuperBlock, opts: TracefsMountOptions, remount: boolean): void {
-  // The superblock's option record is replaced whole, as tracefs_reconfigure does.
-  sb.options = { uid: opts.uid ?? 0, gid: opts.gid ?? 0, mode: opts.mode ?? TRACEFS_DEFAULT_MODE };
+  // What /proc/mounts shows: a remount keeps the options it does not give
+  // (as `mount -o remount,gid=N` does on the kernel: mode= stays shown).
+  const prev = remount ? (sb.options ?? {}) : {};
+  sb.options = { uid: opts.uid ?? prev.uid ?? 0, gid: opts.gid ?? prev.gid ?? 0, mode: opts.mode ?? prev.mode ?? TRACEFS_DEFAULT_MODE };
   if (!remount || opts.mode !== undefined) root.perm = opts.mode ?? TRACEFS_DEFAULT_MODE;
   const setUid = !remount || opts.uid !== undefined;
   const setGid = !remount || opts.gid !== undefined;
