@@ -6,7 +6,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlRequest } from '../src/fuse/control.js';
-import { CLI, fuseUnavailable, mountedType, run, sh, startCli, tempDir, waitUntil } from './e2e-helpers.js';
+import { CLI, REPO, fuseUnavailable, mountedType, run, sh, startCli, tempDir, waitUntil } from './e2e-helpers.js';
 
 const skip = fuseUnavailable();
 
@@ -15,7 +15,10 @@ describe.skipIf(!!skip)(`tracefs-emu mount/unmount/status${skip ? ` (skipped: ${
   let env: NodeJS.ProcessEnv;
   const cli = (...args: string[]) => run(process.execPath, [CLI, ...args], { env, timeoutMs: 30_000 });
 
-  beforeAll(() => {
+  beforeAll(async () => {
+    // The CLI runs from dist/: make sure it is built from these sources.
+    const setup = await sh(`sh ${REPO}/scripts/setup.sh`, { timeoutMs: 300_000 });
+    expect(setup.code, setup.stderr).toBe(0);
     base = tempDir('tfe-cli-');
     env = { ...process.env, TRACEFS_EMU_STATE_DIR: `${base}/state` };
   });
@@ -52,7 +55,7 @@ describe.skipIf(!!skip)(`tracefs-emu mount/unmount/status${skip ? ` (skipped: ${
 
     const sock = `${base}/state/${readdirSync(`${base}/state`).find((f) => f.endsWith('.sock'))}`;
     expect(await controlRequest(sock, 'status')).toMatchObject({ mountpoint: M, pid, series: '6.12', cpus: 3 });
-    expect(await controlRequest(sock, 'remount', { options: 'rw,relatime,gid=7' })).toEqual({ options: 'gid=7' });
+    expect(await controlRequest(sock, 'remount', { options: 'rw,relatime,gid=7' })).toEqual({ options: 'gid=7,mode=755' });
     expect((await sh(`stat -c '%a %g' ${M} ${M}/instances`)).stdout).toBe('755 7\n750 7\n');
     await expect(controlRequest(sock, 'remount', { options: 'gid=x' })).rejects.toMatchObject({ errno: 'EINVAL' });
     await expect(controlRequest(sock, 'nope')).rejects.toThrow(/unknown command/);
