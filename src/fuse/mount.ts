@@ -5,6 +5,7 @@
  *   ...
  *   await m.unmount();
  */
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Tracefs } from '../tracefs/tracefs.js';
@@ -69,6 +70,7 @@ export async function clearStaleMount(dir: string): Promise<boolean> {
 }
 
 export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions = {}): Promise<MountedTracefs> {
+  if (!existsSync('/dev/fuse')) throw new Error('no /dev/fuse: FUSE is not available on this machine (modprobe fuse?)');
   const Fuse = loadFuse();
   const mountpoint = resolve(dir);
   const log = opts.log ?? ((m: string) => console.error(`tracefs-emu: ${m}`));
