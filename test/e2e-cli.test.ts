@@ -6,6 +6,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlRequest } from '../src/fuse/control.js';
+import { isAlive } from '../src/fuse/state.js';
 import { CLI, REPO, fuseUnavailable, mountedType, run, sh, startCli, tempDir, waitUntil } from './e2e-helpers.js';
 
 const skip = fuseUnavailable();
@@ -94,6 +95,15 @@ describe.skipIf(!!skip)(`tracefs-emu mount/unmount/status${skip ? ` (skipped: ${
       expect(await mountedType(M)).toBeUndefined();
       expect(readdirSync(`${base}/state`).filter((f) => f.startsWith(`fg-${sig}`) && !f.endsWith('.log'))).toEqual([]);
     }
+  });
+
+  it('stops the daemon when something else unmounts its mount', async () => {
+    const M = `${base}/external`;
+    const r = await cli('mount', '-d', M);
+    const pid = Number(/daemon pid (\d+)/.exec(r.stdout)![1]);
+    expect((await sh(`umount ${M}; echo "rc=$?"`)).stdout).toBe('rc=0\n');
+    expect(await waitUntil(() => !isAlive(pid), 5000)).toBe(true);
+    expect((await cli('status')).stdout).not.toContain(M);
   });
 
   it('leaves no mount behind when the daemon is killed (auto_unmount)', async () => {

@@ -5,6 +5,7 @@
 import { chmodSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MountedTracefs, mountTracefs } from '../src/fuse/mount.js';
+import { isAlive } from '../src/fuse/state.js';
 import { buildFixture, type Fixture } from './e2e-fixture.js';
 import { fuseUnavailable, mountedType, sh, tempDir, waitUntil } from './e2e-helpers.js';
 
@@ -185,6 +186,17 @@ describe.skipIf(!!skip)(`unmounting a busy mount${skip ? ` (skipped: ${skip})` :
     expect(r.stdout).toBe('rc=1\n');
     expect(r.stderr).toMatch(/Transport endpoint is not connected/);
     expect(m.openFiles).toBe(0);
+    expect(await mountedType(m.mountpoint)).toBeUndefined();
+    // fusermount's auto_unmount watcher is stopped too: it would unmount a later mount at this path.
+    expect(m.autoUnmountPid).toBeGreaterThan(0);
+    expect(isAlive(m.autoUnmountPid!)).toBe(false);
+  });
+
+  it('notices when something else unmounts it', async () => {
+    const m = await mountTracefs(buildFixture().fs, `${tempDir('tfe-ext-')}/mnt`);
+    expect((await sh(`umount ${m.mountpoint}; echo "rc=$?"`)).stdout).toBe('rc=0\n');
+    await m.ended;
+    await m.unmount();
     expect(await mountedType(m.mountpoint)).toBeUndefined();
   });
 });

@@ -15,7 +15,7 @@ import { tempDir } from './e2e-helpers.js';
 
 function ctx(): ControlContext & { stopped: number } {
   const emulator = createEmulator({ cpus: 2, series: '6.12' });
-  const mount: MountedTracefs = { mountpoint: '/x', fs: emulator.fs, openFiles: 3, unmount: async () => {} };
+  const mount: MountedTracefs = { mountpoint: '/x', fs: emulator.fs, openFiles: 3, unmount: async () => {}, ended: new Promise(() => {}) };
   const c = {
     emulator,
     mount,

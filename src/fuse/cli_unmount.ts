@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { detach, probe } from './mount_table.js';
-import { isAlive, readState, removeState } from './state.js';
+import { isAlive, readState, removeState, waitWatcher } from './state.js';
 
 interface UnmountArgs {
   dir: string;
@@ -24,11 +24,15 @@ export async function unmount(dir: string): Promise<string> {
   if (st && isAlive(st.pid)) {
     process.kill(st.pid, 'SIGTERM');
     if (!(await waitFor(() => !isAlive(st.pid), 10_000))) throw new Error(`${mountpoint}: pid ${st.pid} did not stop within 10 s`);
+    await waitWatcher(st);
     if ((await probe(mountpoint)) !== 'absent') await detach(mountpoint);
     removeState(mountpoint);
     return `unmounted ${mountpoint} (stopped pid ${st.pid})`;
   }
-  if (st) removeState(mountpoint);
+  if (st) {
+    await waitWatcher(st);
+    removeState(mountpoint);
+  }
   const what = await probe(mountpoint);
   if (what === 'absent') throw new Error(`${mountpoint}: not mounted`);
   if (!(await detach(mountpoint))) throw new Error(`${mountpoint}: could not unmount`);

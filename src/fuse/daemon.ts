@@ -13,7 +13,7 @@ import { type ControlContext, ControlServer } from './control.js';
 import './control_commands.js';
 import { type MountedTracefs, mountTracefs } from './mount.js';
 import { mountAt } from './mount_table.js';
-import { ensureStateDir, isAlive, type MountState, readState, removeState, statePaths, writeState } from './state.js';
+import { ensureStateDir, isAlive, type MountState, readState, removeState, statePaths, waitWatcher, writeState } from './state.js';
 
 export interface ServeOptions {
   dir: string;
@@ -44,20 +44,24 @@ function log(msg: string): void {
   console.error(`tracefs-emu[${process.pid}]: ${msg}`);
 }
 
-/** Refuses a mount point a live daemon serves; forgets the state of dead ones. */
-function checkPrevious(mountpoint: string): void {
+/**
+ * Refuses a mount point a live daemon serves; forgets the state of dead
+ * ones, after their auto_unmount watcher is done (else it could unmount us).
+ */
+async function checkPrevious(mountpoint: string): Promise<void> {
   const prev = readState(mountpoint);
   if (!prev) return;
   if (isAlive(prev.pid) && prev.pid !== process.pid && mountAt(mountpoint)?.fstype === 'fuse.tracefs') {
     throw new Error(`${mountpoint}: already mounted by tracefs-emu pid ${prev.pid}`);
   }
+  await waitWatcher(prev);
   removeState(mountpoint);
 }
 
 /** Mounts and serves in this process. Resolves once mounted. */
 export async function serve(o: ServeOptions): Promise<Served> {
   const mountpoint = resolve(o.dir);
-  checkPrevious(mountpoint);
+  await checkPrevious(mountpoint);
   const tracefsOpts = parseTracefsOptions(o.tracefsOptions ?? '');
   const emulator = createEmulator({ ...o.emulator, sb: { uid: 0, gid: 0 } });
   applyMountOptions(emulator.fs.root, emulator.fs.sb, tracefsOpts, false);
@@ -74,6 +78,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
     options: o.tracefsOptions ?? '',
     socket: paths.socket,
     daemon: !!o.daemon,
+    watcherPid: mount.autoUnmountPid,
     log: o.daemon ? paths.log : undefined,
     startedAt: new Date().toISOString(),
   };
@@ -119,8 +124,11 @@ export async function runForeground(o: ServeOptions): Promise<void> {
     throw e;
   }
   const { state } = served;
-  const bye = (sig: string) => {
-    log(`${sig}: unmounting ${state.mountpoint}`);
+  let leaving = false;
+  const bye = (why: string) => {
+    if (leaving) return;
+    leaving = true;
+    log(`${why}: unmounting ${state.mountpoint}`);
     served.stop().then(
       () => process.exit(0),
       (e) => {
@@ -130,6 +138,8 @@ export async function runForeground(o: ServeOptions): Promise<void> {
     );
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, () => bye(sig));
+  // Unmounted by someone else (umount, fusermount -u): nothing left to serve.
+  void served.mount.ended.then(() => bye('unmounted'));
   // The daemon never dies on input: anything that escapes is a bug, logged.
   process.on('uncaughtException', (e) => log(`uncaught: ${e.stack ?? e.message}`));
   process.on('unhandledRejection', (e) => log(`unhandled rejection: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`));

@@ -10,7 +10,7 @@ import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Tracefs } from '../tracefs/tracefs.js';
 import { FuseAdapter } from './adapter.js';
-import { detach, mountAt, probe } from './mount_table.js';
+import { autoUnmountWatcher, detach, mountAt, probe } from './mount_table.js';
 import { type FuseInstance, loadFuse } from './native.js';
 
 /**
@@ -59,6 +59,13 @@ export interface MountedTracefs {
   readonly openFiles: number;
   /** Unmounts (lazily if busy) and closes every open file. Idempotent. */
   unmount(): Promise<void>;
+  /**
+   * Resolves when the FUSE session has ended: after unmount() once the last
+   * open file is closed, or when something else unmounted the filesystem.
+   */
+  readonly ended: Promise<void>;
+  /** The fusermount watching this mount (auto_unmount); stopped by a clean unmount(). */
+  readonly autoUnmountPid?: number;
 }
 
 /** Clears a dead FUSE mount left at `dir` by a killed daemon; true if there was one. */
@@ -82,25 +89,42 @@ export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions 
 
   const adapter = new FuseAdapter(fs, { log });
   const options = [...TRACEFS_FUSE_OPTIONS, ...(opts.autoUnmount === false ? [] : ['auto_unmount']), ...(opts.fuseOptions ?? [])];
-  const fuse: FuseInstance = new Fuse(mountpoint, adapter.ops(), { options });
+  let sessionEnded!: () => void;
+  const ended = new Promise<void>((ok) => (sessionEnded = ok));
+  const fuse: FuseInstance = new Fuse(mountpoint, adapter.ops(), {
+    options,
+    onSessionEnd: () => {
+      adapter.releaseAll();
+      sessionEnded();
+    },
+  });
   adapter.notifyPoll = (fh) => {
     fuse.notifyPoll(fh);
   };
   await new Promise<void>((ok, ko) => fuse.mount((err) => (err ? ko(new Error(`mount ${mountpoint}: ${err.message}`)) : ok())));
+  const watcher = opts.autoUnmount === false ? undefined : autoUnmountWatcher(mountpoint);
+  let over = false;
+  void ended.then(() => (over = true));
 
   let unmounting: Promise<void> | undefined;
   return {
     mountpoint,
     fs,
+    ended,
+    autoUnmountPid: watcher,
     get openFiles() {
       return adapter.fds.size;
     },
     unmount() {
       unmounting ??= (async () => {
-        const err = await new Promise<Error | null>((ok) => fuse.unmount(ok));
+        // Once the session is over the path may already hold someone else's mount: leave it alone.
+        const err = over ? null : await new Promise<Error | null>((ok) => fuse.unmount(ok));
         if (err && mountAt(mountpoint)?.fstype === 'fuse.tracefs' && !(await detach(mountpoint))) {
           throw new Error(`unmount ${mountpoint}: ${err.message}`);
         }
+        // Unmounted: the watcher has nothing left to do, and must not later
+        // unmount a new mount at this path.
+        if (watcher !== undefined && autoUnmountWatcher(mountpoint) === watcher) process.kill(watcher, 'SIGKILL');
         adapter.releaseAll();
       })();
       return unmounting;

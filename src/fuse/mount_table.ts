@@ -1,6 +1,6 @@
 /** The host's mount table, as far as mounting over FUSE needs it. */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 
 export interface MountEntry {
@@ -52,6 +52,32 @@ export async function probe(dir: string): Promise<'absent' | 'live' | 'stale'> {
   }
   const m = mountAt(dir);
   return m && m.fstype.startsWith('fuse') ? 'live' : 'absent';
+}
+
+/**
+ * The fusermount that `auto_unmount` leaves running for a mount of ours: our
+ * child, `fusermount ... -- MOUNTPOINT`. It unmounts whatever FUSE mount is
+ * at that path once we are gone.
+ */
+export function autoUnmountWatcher(mountpoint: string, parent = process.pid): number | undefined {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return undefined;
+  }
+  for (const p of pids) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(rest[1]) !== parent) continue;
+      const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      if (argv[0]?.endsWith('fusermount') && argv[argv.length - 1] === mountpoint) return Number(p);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
 }
 
 function run(cmd: string, args: string[]): Promise<boolean> {

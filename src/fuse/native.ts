@@ -88,6 +88,8 @@ export interface FuseOptions {
   interrupts?: boolean;
   mkdir?: boolean;
   debug?: boolean;
+  /** Called when the FUSE session ends: unmounted, by us or by anyone else. */
+  onSessionEnd?: () => void;
 }
 
 export interface FuseInstance {

@@ -22,6 +22,8 @@ export interface MountState {
   options: string;
   socket: string;
   daemon: boolean;
+  /** fusermount's auto_unmount watcher of the mount, if any. */
+  watcherPid?: number;
   log?: string;
   startedAt: string;
 }
@@ -98,6 +100,22 @@ export function readStates(): MountState[] {
     }
   }
   return out;
+}
+
+/** Waits (up to 5 s) until a dead mount's auto_unmount watcher has done its job. */
+export async function waitWatcher(st: MountState): Promise<void> {
+  const pid = st.watcherPid;
+  if (pid === undefined || isAlive(st.pid)) return;
+  for (let i = 0; i < 100 && isAlive(pid) && isWatcher(pid, st.mountpoint); i++) await new Promise((r) => setTimeout(r, 50));
+}
+
+function isWatcher(pid: number, mountpoint: string): boolean {
+  try {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    return !!argv[0]?.endsWith('fusermount') && argv[argv.length - 1] === mountpoint;
+  } catch {
+    return false;
+  }
 }
 
 /** True while `pid` runs (a zombie waiting to be reaped counts as gone). */
