@@ -163,7 +163,14 @@ function parse(raw) {
       mode = 'setup';
       continue;
     }
-    if (line === '@@DEF') { cur.def = lines[++li]; mode = null; continue; }
+    if (line === '@@DEF') {
+      // the definition may span lines; `echo` added the last newline
+      const parts = [];
+      while (lines[li + 1] !== '@@WRITE') parts.push(lines[++li]);
+      cur.def = parts.join('\n');
+      mode = null;
+      continue;
+    }
     if (line === '@@WRITE') { writeState = cur; mode = 'write'; continue; }
     if (line.startsWith('@@RC ')) {
       const rc = Number(line.slice(5));

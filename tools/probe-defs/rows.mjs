@@ -458,6 +458,15 @@ for (const d of [
   'p:kp vfs_read "a=%ax"', "p:kp vfs_read 'a b'", 'pp vfs_read', 'p;kp vfs_read', '!', '!p',
 ]) add(D, d);
 for (const d of ['x vfs_read', 'f vfs_read', 't kfree', 'e syscalls.sys_enter_openat', 's:syn u64 a', '# c', '', 'p']) add(K, d);
+// @symbols resolve when the probe registers: at definition for kprobes and eprobes (and 6.12 fprobes)
+for (const d of ['p:kp vfs_read a=@nonexist_sym', 'p:kp {{ADDR:vfs_read}} a=@nonexist_sym', 'f:fp vfs_read a=@nonexist_sym',
+  't:tp kfree a=@nonexist_sym', 'e:ep sched.sched_switch a=@nonexist_sym', 'p:kp nosuchmod:foo a=@nonexist_sym']) add(D, d);
+// one write, several lines (trace_parse_run_command)
+add(D, 'p:a vfs_read\np:b vfs_write');
+add(D, 'p:a vfs_read\nx y\np:c vfs_read');
+add(D, 'p:a vfs_read\n\n# c\n  \np:b vfs_write # c\n');
+add(D, `p:long vfs_read ${'a=%ax '.repeat(800)}`);
+add(D, `p:a vfs_read\np:long vfs_read ${'b=%bx '.repeat(800)}`);
 for (const d of ['x vfs_read', 'f vfs_read', 'p', '']) add(U, d);
 for (const d of ['s:syn u64 a', 'p vfs_read', '# c', '']) add(S, d);
 

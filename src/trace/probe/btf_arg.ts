@@ -188,12 +188,26 @@ const isUnsigned8 = (t: CType): boolean => {
   return r.kind === 'int' && !r.signed && r.size === 1;
 };
 
+/**
+ * btf_type_is_char_ptr(): the kernel takes `type->type` without checking the
+ * kind; for sized types (int, enum, struct, union) that field is the size,
+ * read as a type id. So `$retval:string` on a `long` asks about type 8.
+ */
+function isCharPtr(t: ResolvedType, ctx: ParseContext): boolean {
+  if (t.kind === 'ptr') return isUnsigned8(t.target);
+  if (t.kind === 'int' || t.kind === 'enum' || t.kind === 'struct' || t.kind === 'union' || t.kind === 'float') {
+    const alias = ctx.env.btfTypeById?.(t.size);
+    return alias !== undefined && isUnsigned8(alias);
+  }
+  return false;
+}
+
 /** check_prepare_btf_string_fetch(): `char *` gets one more dereference, `char[]` none, other types are refused. */
 export function checkPrepareBtfStringFetch(typename: string, pc: CodeRef, ctx: ParseContext): KRet {
   const t = ctx.lastType;
   if (!ctx.env.btf || !t) return 0;
   if (t.kind === 'array' && isUnsigned8(t.elem)) return 0;
-  if (t.kind === 'ptr' && isUnsigned8(t.target)) {
+  if (isCharPtr(t, ctx)) {
     const next = pc.i + 1;
     if (pc.code[next].op === 'END') {
       ctx.log.err(ctx.offset, 'TOO_MANY_OPS');

@@ -60,6 +60,48 @@ export interface CommandResult {
   resetBuffers?: boolean;
 }
 
+export interface WriteResult {
+  errno: 0 | ErrnoName;
+  /** Bytes consumed (the write's return value) when errno is 0. */
+  written?: number;
+  log: ErrorLogEntry[];
+  resetBuffers: boolean;
+}
+
+/** trace_parse_run_command()'s WRITE_BUFSIZE: a line must fit in 4094 bytes. */
+const WRITE_BUFSIZE = 4096;
+
+/** The command lines of one write, comments cut; an over-long line is EINVAL. */
+export function* runCommands(text: string): Generator<string | { errno: ErrnoName }> {
+  let done = 0;
+  while (done < text.length) {
+    let size = Math.min(text.length - done, WRITE_BUFSIZE - 1);
+    // the kernel's buffer is a C string: a NUL ends it
+    const chunk = text.slice(done, done + size).split('\0')[0];
+    let at = 0;
+    do {
+      let line: string;
+      const nl = chunk.indexOf('\n', at);
+      if (nl >= 0) {
+        line = chunk.slice(at, nl);
+        size = nl - at + 1;
+      } else {
+        line = chunk.slice(at);
+        size = line.length;
+        if (done + size < text.length) {
+          if (at !== 0) break;
+          yield { errno: 'EINVAL' };
+          return;
+        }
+      }
+      done += size;
+      const hash = line.indexOf('#');
+      yield hash >= 0 ? line.slice(0, hash) : line;
+      at += size;
+    } while (done < text.length);
+  }
+}
+
 const OPS_ORDER: readonly DynEventOps[] = [eprobeOps, synthOps, kprobeOps, fprobeOps, uprobeOps];
 
 const FILE_TYPE: Record<DynEventFile, DynEventType | undefined> = {
@@ -90,6 +132,24 @@ export class DynEventRegistry {
   }
 
   // ---- the control files -------------------------------------------------
+
+  /**
+   * A write(2) of `text` (bytes as latin1) to a control file, as
+   * trace_parse_run_command() runs it: line by line, `#` comments cut, the
+   * first failing line ends the write with its errno (earlier lines stay).
+   */
+  write(file: DynEventFile, text: string): WriteResult {
+    const log: ErrorLogEntry[] = [];
+    let resetBuffers = false;
+    for (const cmd of runCommands(text)) {
+      if (typeof cmd !== 'string') return { errno: cmd.errno, log, resetBuffers };
+      const r = this.command(file, cmd);
+      log.push(...r.log);
+      resetBuffers ||= r.resetBuffers === true;
+      if (r.errno) return { errno: r.errno, log, resetBuffers };
+    }
+    return { errno: 0, written: text.length, log, resetBuffers };
+  }
 
   /** One command line written to `file` (comments already cut, as trace_parse_run_command does). */
   command(file: DynEventFile, raw: string): CommandResult {

@@ -5,7 +5,7 @@
 import type { DynEvent, DynEventOps, DynEventRegistry } from './dynevent.js';
 import { parseEventName } from './event_name.js';
 import { argvSplit, isdigit, kstrtol, kstrtoul, kstrtouint, sanitizeEventName, truncate } from './kstr.js';
-import { kprobeOnFuncEntry, registerKprobe, withinNotraceFunc } from './kprobe_model.js';
+import { kprobeOnFuncEntry } from './kprobe_model.js';
 import { dentryOffsets, expandDentryArgs, expandMetaArgs } from './meta_args.js';
 import { MAX_EVENT_NAME_LEN, MAX_TRACE_ARGS, newContext, ProbeArgs, TPARG, type KRet, type ParseContext } from './parse_context.js';
 import { parseProbeArgument } from './probe_arg.js';
@@ -195,11 +195,15 @@ function kprobeAddress(reg: DynEventRegistry, loc: KprobeLocation): bigint {
   return s ? s.addr + BigInt(loc.offset) : 0n;
 }
 
-/** __register_trace_kprobe(): notrace check, @symbols, then the kprobe or kretprobe. */
+/** __register_trace_kprobe(): notrace check, @symbols, the kretprobe entry check, then register_kprobe(). */
 function registerKprobePoint(tp: TraceProbe, reg: DynEventRegistry): KRet {
   const loc = tp.loc as KprobeLocation;
   const { env } = reg;
-  if (withinNotraceFunc(env, kprobeAddress(reg, loc))) return 'EINVAL';
+  const where = kprobeAddress(reg, loc);
+  if (where && env.kallsyms.lookupAddr(where)) {
+    const site = env.kprobeSite(where, true);
+    if (!site.ok && site.why === 'notrace') return 'EINVAL';
+  }
   const u = updateSymbolArgs(tp.args, env);
   if (u) return u;
   if (tp.isReturn) {
@@ -207,9 +211,20 @@ function registerKprobePoint(tp: TraceProbe, reg: DynEventRegistry): KRet {
     if (e) return e;
     if (loc.maxactive <= 0) loc.maxactive = Math.max(10, 2 * env.possibleCpus);
   }
-  const r = registerKprobe(env, loc.symbol ? undefined : loc.addr, loc.symbol, loc.offset);
-  if (typeof r === 'string') return r;
-  if (loc.symbol === undefined) loc.addr = r.addr;
+  // register_kprobe(): _kprobe_addr() then the address checks
+  let target: bigint;
+  if (loc.symbol !== undefined) {
+    const s = env.kallsyms.lookupName(loc.symbol);
+    if (!s) return 'ENOENT';
+    target = BigInt.asUintN(64, s.addr + BigInt(loc.offset));
+  } else {
+    if (!loc.addr) return 'EINVAL';
+    target = loc.addr;
+  }
+  if (!env.kallsyms.lookupAddr(target)) return 'ENOENT';
+  const site = env.kprobeSite(target, false);
+  if (!site.ok) return site.errno;
+  if (loc.symbol === undefined) loc.addr = site.addr;
   return 0;
 }
 

@@ -65,7 +65,8 @@ export function expandMetaArgs(argv: readonly string[], ctx: ParseContext): stri
   }
   const params = ctx.btf!.params;
   let used = 0;
-  const nth = (idx: number, type: string): string | KRet => {
+  /** sprint_nth_btf_arg(): the name (with a type suffix) of parameter `idx`. */
+  const nth = (idx: number, type: string): { s: string } | KRet => {
     if (idx >= params.length) {
       ctx.log.err(0, 'NO_BTFARG');
       return 'ENOENT';
@@ -76,16 +77,16 @@ export function expandMetaArgs(argv: readonly string[], ctx: ParseContext): stri
       return 'E2BIG';
     }
     used += s.length + 1;
-    return s;
+    return { s };
   };
   const out: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     ctx.log.setIndex(i + 2);
     if (i === has.argsIdx) {
       for (let n = 0; n < params.length; n++) {
-        const s = nth(n, '');
-        if (typeof s !== 'string') return s;
-        out.push(s);
+        const r = nth(n, '');
+        if (typeof r !== 'object') return r;
+        out.push(r.s);
       }
       continue;
     }
@@ -102,8 +103,8 @@ export function expandMetaArgs(argv: readonly string[], ctx: ParseContext): stri
         return 'EINVAL';
       }
       const s = nth(Number(r.value > 0xffffffffn ? 0xffffffffn : r.value) - 1, type);
-      if (typeof s !== 'string') return s;
-      out.push(s);
+      if (typeof s !== 'object') return s;
+      out.push(s.s);
     } else {
       out.push(argv[i]);
     }

@@ -3,8 +3,9 @@
  * data queries, so parsing stays a pure function of (command, environment,
  * existing events); the file layer builds one from the emulated kernel.
  */
-import type { TypeDb } from '../../kernel/ctypes.js';
+import type { CType, TypeDb } from '../../kernel/ctypes.js';
 import type { ErrnoName } from '../../kernel/errno.js';
+import type { KprobeSite } from '../../kernel/kprobe_site.js';
 import type { Series } from '../../kernel/series.js';
 import type { EventField } from '../event_type.js';
 import type { ErrorLogEntry } from './probe_log.js';
@@ -20,12 +21,14 @@ export interface KsymView {
   module?: string;
 }
 
-/** A text symbol as ftrace and kprobes see it. */
+/** A text symbol as ftrace sees it. */
 export interface KfuncView extends KsymView {
   /** Has an __fentry__ site (listed in available_filter_functions). */
   traceable: boolean;
   /** Offset of the __fentry__ call: 4 after an endbr64, else 0. */
   fentryOffset: number;
+  /** Starts with endbr64. */
+  endbr: boolean;
 }
 
 export interface KallsymsEnv {
@@ -35,22 +38,12 @@ export interface KallsymsEnv {
   lookupAddr(addr: bigint): KsymView | undefined;
   /** How many symbols have this name: in vmlinux (module undefined), in that module, or in any module ('*'). */
   countName(name: string, module?: string): number;
-  /** The function starting at or containing `addr`, with its ftrace view. */
+  /** The function that starts at `addr`, with its ftrace view. */
   functionAt(addr: bigint): KfuncView | undefined;
   /** Is this module loaded. */
   moduleLoaded(name: string): boolean;
   /** Traceable functions whose name matches the glob (ftrace filter / fprobe symbol pattern). */
   countTraceable(glob: string): number;
-}
-
-export interface KprobesEnv {
-  /** In /sys/kernel/debug/kprobes/blacklist. */
-  blacklisted(fn: KsymView): boolean;
-  /**
-   * x86 can_probe(): is `offset` (from the function start) an instruction
-   * boundary. Undefined: unknown, the default model decides.
-   */
-  insnBoundary?(fn: KfuncView, offset: number): boolean | undefined;
 }
 
 export interface TracepointView {
@@ -75,9 +68,15 @@ export interface ProbeEnv {
   /** num_possible_cpus(): the default kretprobe maxactive is max(10, 2 x this). */
   readonly possibleCpus: number;
   readonly kallsyms: KallsymsEnv;
-  readonly kprobes: KprobesEnv;
+  /**
+   * register_kprobe()'s verdict on an address (kernel/kprobe_site.ts), with
+   * trace_kprobe's notrace-function check first when `notraceCheck`.
+   */
+  kprobeSite(addr: bigint, notraceCheck: boolean): KprobeSite;
   /** BTF (CONFIG_PROBE_EVENTS_BTF_ARGS); undefined when the kernel has none. */
   readonly btf?: TypeDb;
+  /** A BTF type by id (the kernel sometimes reads a size as a type id; see btf_arg.ts). */
+  btfTypeById?(id: number): CType | undefined;
   /** for_each_kernel_tracepoint + modules. */
   findTracepoint(name: string): TracepointView | undefined;
   /** Events outside the registry, by system and name. */

@@ -10,6 +10,7 @@ import { argvSplit, isGoodName, kstrtouint, skipSpaces, strpbrk } from './kstr.j
 import type { KRet } from './parse_context.js';
 import type { EventView } from './probe_env.js';
 import type { ErrorLogEntry } from './probe_log.js';
+import { arrayWithoutLength } from './trace_probe.js';
 
 export const SYNTH_SYSTEM = 'synthetic';
 const SYNTH_FIELDS_MAX = 64;
@@ -89,13 +90,15 @@ export class SynthEvent {
   constructor(
     readonly name: string,
     readonly fields: readonly SynthField[],
+    /** Between `name=fmt` pairs of the print fmt: 6.12 had `, `. */
+    private readonly fmtSeparator = ' ',
   ) {}
 
   /** Record layout (synth_event_define_fields): 8-byte slots, fixed strings take STR_VAR_LEN_MAX. */
   formatFields(): EventField[] {
     let offset = TRACE_ENTRY_SIZE;
     return this.fields.map((f) => {
-      const field: EventField = { type: f.type, name: f.name, offset, size: f.size, signed: f.signed };
+      const field: EventField = { type: arrayWithoutLength(f.type), name: f.name, offset, size: f.size, signed: f.signed };
       offset += f.string && !f.dynamic ? STR_VAR_LEN_MAX : 8;
       return field;
     });
@@ -103,7 +106,7 @@ export class SynthEvent {
 
   printFmt(): string {
     const parts = this.fields.map((f) => `${f.name}=${fieldFmt(f.type)}`);
-    let s = `"${parts.join(' ')}"`;
+    let s = `"${parts.join(this.fmtSeparator)}"`;
     for (const f of this.fields) {
       if (f.string && f.dynamic) s += `, __get_str(${f.name})`;
       else if (f.stack) s += `, __get_stacktrace(${f.name})`;
@@ -226,7 +229,7 @@ function createSynthEvent(name: string, rawFields: string, reg: DynEventRegistry
     log.err('INVALID_CMD', 0);
     return 'EINVAL';
   }
-  const ev = new SynthEvent(name, fields);
+  const ev = new SynthEvent(name, fields, reg.env.series === '6.12' ? ', ' : ' ');
   const ret = reg.registerEvent(ev);
   if (ret) return ret;
   reg.add({ ops: synthOps, synth: ev });

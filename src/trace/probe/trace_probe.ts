@@ -104,7 +104,7 @@ export class ProbeEvent {
     return [
       ...this.headFields(),
       ...this.primary.args.map((a) => ({
-        type: a.fmt ?? a.type.fmttype,
+        type: a.fmt ? arrayWithoutLength(a.fmt) : a.type.fmttype,
         name: a.name,
         offset: base + a.offset,
         size: a.type.size * (a.count || 1),
@@ -146,6 +146,14 @@ export class ProbeEvent {
     }
     return s;
   }
+}
+
+/**
+ * Fields defined by trace_define_field() have no array length: the format
+ * file shows `u8 name[]` (size still counts every element).
+ */
+export function arrayWithoutLength(type: string): string {
+  return type.startsWith('__data_loc') ? type : type.replace(/\[[^\]]*\]/, '[]');
 }
 
 /** trace_probe_compare_arg_type(): 0 if same types and names, else the 1-based first difference. */
