@@ -99,7 +99,6 @@ echo "@@KERNEL $(uname -r) $(nproc)"
     out.push(String.raw`grep -vxFf /tmp/before dynamic_events | awk '{print $1}' | sed 's/^[^:]*://' | while read ge; do echo "@@FMT $ge"; cat "events/$ge/format"; done`);
     out.push('echo "@@END"');
   }
-  out.push(`echo "@@BLACKLIST"; cat /sys/kernel/debug/kprobes/blacklist`);
   out.push('echo "@@DONE"');
   return out.join('\n') + '\n';
 }
@@ -125,7 +124,7 @@ function parseErrorLog(lines) {
 
 function parse(raw) {
   const lines = raw.split('\n');
-  const result = { kernel: '', cpus: 0, rows: [], blacklist: [] };
+  const result = { kernel: '', cpus: 0, rows: [] };
   let cur = null;
   let mode = null;
   let fmtKey = null;
@@ -152,7 +151,6 @@ function parse(raw) {
       mode = null;
       continue;
     }
-    if (line === '@@BLACKLIST') { mode = 'blacklist'; continue; }
     if (line === '@@DONE') break;
     if (line === '@@RESETFAIL') throw new Error(`reset failed before ${cur?.id}`);
     if (line === '@@SETUP') {
@@ -196,7 +194,6 @@ function parse(raw) {
       case 'dyn': cur.listing.push(line); break;
       case 'file': cur.fileListing.push(line); break;
       case 'fmt': cur.formats[fmtKey] += line + '\n'; break;
-      case 'blacklist': if (line) result.blacklist.push(line); break;
       default: break;
     }
   }
@@ -223,8 +220,6 @@ if (sections) {
   console.log(JSON.stringify(data.rows, null, 1));
   process.exit(0);
 }
-const blacklist = data.blacklist;
-delete data.blacklist;
 const out = {
   series,
   kernel: data.kernel,
@@ -233,9 +228,5 @@ const out = {
   rows: data.rows,
 };
 writeFileSync(join(repo, 'test', 'data', `probe-defs.${series}.json`), Buffer.from(JSON.stringify(out, null, 1) + '\n', 'latin1'));
-writeFileSync(
-  join(repo, 'test', 'data', `kprobe-blacklist.${series}.txt`),
-  [...new Set(blacklist.map((l) => l.split('\t')[1]))].sort().join('\n') + '\n',
-);
 const accepted = data.rows.filter((r) => r.errno === 0).length;
 console.error(`${series}: ${data.rows.length} rows (${accepted} accepted), kernel ${data.kernel}, ${data.cpus} cpus`);

@@ -10,6 +10,7 @@ import { argvSplit, isalnum, isdigit, kstrtouint, sanitizeEventName, truncate } 
 import { dentryOffsets, expandDentryArgs, expandMetaArgs } from './meta_args.js';
 import { MAX_EVENT_NAME_LEN, MAX_TRACE_ARGS, newContext, ProbeArgs, TPARG, type KRet, type ParseContext } from './parse_context.js';
 import { parseProbeArgument } from './probe_arg.js';
+import type { ProbeEnv } from './probe_env.js';
 import { ProbeLog, type ErrorLogEntry } from './probe_log.js';
 import { compareArgTypes, matchCommandArgs, ProbeEvent, sameArgComms, type FprobeLocation, type TraceProbe } from './trace_probe.js';
 import { updateSymbolArgs } from './update_arg.js';
@@ -199,6 +200,20 @@ function verifyTarget(tp: TraceProbe, reg: DynEventRegistry): KRet {
   }
   if (loc.tracepoint) return 0;
   return reg.env.kallsyms.countTraceable(loc.symbol) > 0 ? 0 : 'ENOENT';
+}
+
+/**
+ * 7.x __register_trace_fprobe(), run when the event is enabled: `@symbol`
+ * arguments resolve now (ENOENT if unknown) and the pattern must still match.
+ * 6.12 did all this at definition (verifyTarget): enabling cannot fail there.
+ */
+export function fprobeEnableCheck(tp: TraceProbe, env: ProbeEnv): KRet {
+  if (env.series === '6.12') return 0;
+  const loc = tp.loc as FprobeLocation;
+  const u = updateSymbolArgs(tp.args, env);
+  if (u) return u;
+  if (loc.tracepoint) return 0;
+  return env.kallsyms.countTraceable(loc.symbol) > 0 ? 0 : 'ENOENT';
 }
 
 /** register_trace_fprobe[_event](). */
