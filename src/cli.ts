@@ -3,6 +3,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { ctlCommand } from './fuse/cli_ctl.js';
+import { execCommand, nsHelperCommand } from './fuse/cli_exec.js';
 import { mountCommand } from './fuse/cli_mount.js';
 import { statusCommand } from './fuse/cli_status.js';
 import { unmountCommand } from './fuse/cli_unmount.js';
@@ -13,6 +14,8 @@ await yargs(hideBin(process.argv))
   .command(unmountCommand)
   .command(statusCommand)
   .command(ctlCommand)
+  .command(execCommand)
+  .command(nsHelperCommand)
   .demandCommand(1)
   .strict()
   .help()

@@ -1,0 +1,79 @@
+/**
+ * The `exec` and `ns-helper` commands: find what the daemon of a mount
+ * serves (tracefs, debugfs, /proc views, control socket), then run a command
+ * in a namespace where those are at the standard paths.
+ */
+import { readFileSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { runMountHelper } from './mount_helper.js';
+import { execInNamespace, type ExecOptions, isTraceMount, type NamespaceSpec, parseMountinfo } from './namespace.js';
+import { shq } from './ns_shims.js';
+
+/** What a running daemon tells `exec` about itself (see `daemonNamespaceSpec`). */
+export type DaemonInfo = Partial<Omit<NamespaceSpec, 'tracefs'>>;
+
+/**
+ * Seam to the daemon: the namespace parts a mount's daemon serves beyond the
+ * tracefs itself. Set by the FUSE layer (it knows where its control socket
+ * is); until then `exec` runs with what the command line gives.
+ */
+export let daemonInfo: (mountDir: string) => Promise<DaemonInfo | undefined> = async () => undefined;
+
+export function setDaemonInfoResolver(f: (mountDir: string) => Promise<DaemonInfo | undefined>): void {
+  daemonInfo = f;
+}
+
+/** `node …/cli.js ns-helper`, for the helper programs inside the namespace. */
+export function nsHelperCommand(): string {
+  const cli = fileURLToPath(new URL('../cli.js', import.meta.url));
+  return `${shq(process.execPath)} ${shq(cli)} ns-helper`;
+}
+
+export function mountPointOf(dir: string): { mountPoint: string; traceLike: boolean } | undefined {
+  const real = realpathSync(dir);
+  const m = parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8')).filter((e) => e.mountPoint === real);
+  const top = m[m.length - 1];
+  return top ? { mountPoint: real, traceLike: isTraceMount(top) } : undefined;
+}
+
+export interface ExecArgs {
+  mount: string;
+  command: string[];
+  /** Overrides of what the daemon says (testing, or a daemon without the info). */
+  debugfs?: string;
+  kallsyms?: string;
+  control?: string;
+}
+
+export async function namespaceSpecFor(args: Pick<ExecArgs, 'mount' | 'debugfs' | 'kallsyms' | 'control'>): Promise<NamespaceSpec> {
+  const mp = mountPointOf(args.mount);
+  if (!mp) throw new Error(`exec: nothing is mounted at ${args.mount} (start one: tracefs-emu mount ${args.mount} --daemon)`);
+  const info = (await daemonInfo(mp.mountPoint)) ?? {};
+  const proc = { ...(info.proc ?? {}) };
+  if (args.kallsyms) proc['/proc/kallsyms'] = realpathSync(args.kallsyms);
+  return {
+    ...info,
+    tracefs: mp.mountPoint,
+    debugfs: args.debugfs ?? info.debugfs,
+    controlSocket: args.control ?? info.controlSocket,
+    proc,
+  };
+}
+
+export async function runExec(args: ExecArgs, opts: Partial<ExecOptions> = {}): Promise<number> {
+  const spec = await namespaceSpecFor(args);
+  return execInNamespace(spec, args.command, { nsHelper: nsHelperCommand(), ...opts });
+}
+
+/** `tracefs-emu ns-helper TOOL ARGS…`: the programs the namespace runs through node. */
+export async function runNsHelper(tool: string, args: string[]): Promise<number> {
+  if (tool === 'mount') {
+    // mount --type TYPE -- helper-args…
+    const t = args.indexOf('--type');
+    const type = t >= 0 ? args[t + 1] : 'tracefs';
+    const dd = args.indexOf('--');
+    return runMountHelper(type, dd >= 0 ? args.slice(dd + 1) : args.slice(t >= 0 ? t + 2 : 0));
+  }
+  process.stderr.write(`tracefs-emu ns-helper: unknown tool ${tool}\n`);
+  return 1;
+}
