@@ -2,6 +2,7 @@
 /** The tracefs-emu command line. Each command lives in its own module. */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { selftestsCommand } from '../selftests/command.js';
 import { ctlCommand } from './fuse/cli_ctl.js';
 import { execCommand, nsHelperCommand } from './fuse/cli_exec.js';
 import { mountCommand } from './fuse/cli_mount.js';
@@ -16,6 +17,7 @@ await yargs(hideBin(process.argv))
   .command(ctlCommand)
   .command(execCommand)
   .command(nsHelperCommand)
+  .command(selftestsCommand)
   .demandCommand(1)
   .strict()
   .help()

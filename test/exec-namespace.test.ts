@@ -89,7 +89,7 @@ describe('the exec namespace plan', () => {
   });
 
   it('puts the helpers over /sbin and first in PATH, with gawk as awk', () => {
-    expect(lines.some((l) => l.startsWith("mount -t overlay tracefs-emu-sbin -o 'lowerdir=/rt/sbin:/usr/sbin' '/usr/sbin'"))).toBe(true);
+    expect(lines.some((l) => l.startsWith("mount -t overlay emu-sbin -o 'lowerdir=/rt/sbin:/usr/sbin' '/usr/sbin'"))).toBe(true);
     expect(lines).toContain('PATH="$R/bin:$PATH"; export PATH');
     const paths = plan.files.map((f) => f.path);
     expect(paths).toEqual(expect.arrayContaining(['bin/modprobe', 'bin/rmmod', 'bin/lsmod', 'bin/awk', 'sbin/mount.tracefs', 'sbin/mount.fuse.tracefs']));
@@ -105,6 +105,18 @@ describe('the exec namespace plan', () => {
     expect(p.warnings.join('\n')).toMatch(/chrt is missing/);
     expect(p.warnings.join('\n')).toMatch(/not dash/);
     expect(plan.script).not.toContain('/etc/passwd');
+  });
+
+  it('hides mounts whose /proc/mounts line names tracefs, unless the command needs them', () => {
+    const mounts = [
+      ...parseMountinfo(MOUNTINFO),
+      { mountPoint: '/srv/tracefs-emu', fstype: 'ext4', source: '/dev/vdb' },
+      { mountPoint: '/mnt/x', fstype: 'tmpfs', source: 'tracefs-stub' },
+    ];
+    const p = planNamespace(spec, facts({ mounts }), '/rt', shim, ['/srv/tracefs-emu/repo']);
+    expect(p.script).toContain("umount -l '/mnt/x' 2>/dev/null || true");
+    expect(p.script).not.toContain("umount -l '/srv/tracefs-emu'");
+    expect(p.warnings.join('\n')).toMatch(/\/srv\/tracefs-emu .*stays/);
   });
 
   it('makes a static debugfs stand-in without a daemon debugfs', () => {

@@ -62,7 +62,8 @@ export async function namespaceSpecFor(args: Pick<ExecArgs, 'mount' | 'debugfs' 
 
 export async function runExec(args: ExecArgs, opts: Partial<ExecOptions> = {}): Promise<number> {
   const spec = await namespaceSpecFor(args);
-  return execInNamespace(spec, args.command, { nsHelper: nsHelperCommand(), ...opts });
+  const cliDir = fileURLToPath(new URL('..', import.meta.url));
+  return execInNamespace(spec, args.command, { nsHelper: nsHelperCommand(), ...opts, keep: [cliDir, ...(opts.keep ?? [])] });
 }
 
 /** `tracefs-emu ns-helper TOOL ARGS…`: the programs the namespace runs through node. */

@@ -74,8 +74,8 @@ export function planHelper(call: HelperCall): HelperAction {
   return { kind: 'bind', fs, from: NAMESPACE_MOUNTS[fs], to: call.target, options };
 }
 
-/** One JSON request on the daemon's control socket, one JSON answer (newline-terminated). */
-export function controlRequest(socket: string, request: object, timeoutMs = 10_000): Promise<Record<string, unknown>> {
+/** One request on the daemon's control socket (`{"id","cmd","args"}` → `{"id","ok","result"|"error"}`, one JSON line each). */
+export function controlRequest(socket: string, request: { cmd: string; args?: object }, timeoutMs = 10_000): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const c = connect(socket);
     let buf = '';
@@ -83,7 +83,7 @@ export function controlRequest(socket: string, request: object, timeoutMs = 10_0
       c.destroy();
       reject(new Error(`no answer from ${socket}`));
     }, timeoutMs);
-    c.on('connect', () => c.write(`${JSON.stringify(request)}\n`));
+    c.on('connect', () => c.write(`${JSON.stringify({ id: 1, ...request })}\n`));
     c.on('data', (d) => {
       buf += d.toString();
       const nl = buf.indexOf('\n');
@@ -128,7 +128,7 @@ export async function runMountHelper(type: string, argv: string[], socket = proc
     return 32;
   }
   try {
-    const res = await controlRequest(socket, { cmd: 'remount', options: action.options.join(',') });
+    const res = await controlRequest(socket, { cmd: 'remount', args: { options: action.options.join(',') } });
     if (res.ok === false || res.error) {
       process.stderr.write(`${name}: ${call.target}: ${String(res.error ?? 'remount failed')}\n`);
       return 32;

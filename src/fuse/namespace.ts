@@ -118,7 +118,11 @@ function existingAncestor(path: string, facts: HostFacts): string {
   return d;
 }
 
-export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: string, shim: Omit<ShimContext, 'gawk'>): NamespacePlan {
+/**
+ * The set-up script and files of a namespace. `keep`: paths the command needs
+ * (its cwd, the CLI), whose mounts are never taken away.
+ */
+export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: string, shim: Omit<ShimContext, 'gawk'>, keep: string[] = []): NamespacePlan {
   const warnings: string[] = [];
   const files: NamespacePlan['files'] = [];
   const sh: string[] = [
@@ -129,13 +133,14 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     'shadow_dir() {',
     '  n=$((n + 1)); o="$R/orig/$n"; mkdir -p "$o"',
     '  mount --bind "$1" "$o"',
-    '  mount -t tmpfs -o mode=0755 tracefs-emu-shadow "$1"',
+    '  mount -t tmpfs -o mode=0755 emu-shadow "$1"',
     '  for e in "$o"/* "$o"/.[!.]*; do',
     '    [ -e "$e" ] || [ -L "$e" ] || continue',
     '    t="$1/${e##*/}"',
     '    if [ -d "$e" ] && [ ! -L "$e" ]; then mkdir "$t"; else : > "$t"; fi',
     '    mount --bind "$e" "$t" 2>/dev/null || true',
     '  done',
+    '  umount -l "$o"',
     '}',
   ];
   // Phases: other trace mounts away; every missing target created (shadowing a
@@ -156,9 +161,18 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
   };
 
   const own = new Set([spec.tracefs, spec.debugfs].filter((p): p is string => !!p));
-  // Other tracefs/debugfs mounts go first, deepest first (a bind on top of them would be hidden by their removal).
+  // Other tracefs/debugfs mounts go first, deepest first (a bind on top of them would be hidden by their
+  // removal); and any mount whose /proc/mounts line names tracefs, which would come before ours for
+  // `grep tracefs /proc/mounts | head -1`, unless the command needs what it holds.
+  const names = (m: MountEntry) => /tracefs/.test(`${m.source} ${m.mountPoint} ${m.fstype}`);
+  const needed = (m: MountEntry) => keep.some((k) => k === m.mountPoint || k.startsWith(m.mountPoint === '/' ? '/' : `${m.mountPoint}/`));
+  for (const m of facts.mounts) {
+    if (!isTraceMount(m) && names(m) && !own.has(m.mountPoint) && needed(m)) {
+      warnings.push(`${m.mountPoint} (${m.source}, ${m.fstype}) names tracefs in /proc/mounts and stays: tools looking for tracefs there may pick it`);
+    }
+  }
   const others = facts.mounts
-    .filter((m) => isTraceMount(m) && !own.has(m.mountPoint))
+    .filter((m) => !own.has(m.mountPoint) && (isTraceMount(m) || (names(m) && !needed(m))))
     .map((m) => m.mountPoint)
     .filter((p, i, a) => a.indexOf(p) === i)
     .sort((a, b) => b.split('/').length - a.split('/').length || (a < b ? 1 : -1));
@@ -234,7 +248,7 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
   if (ctx.gawk) files.push({ path: 'bin/awk', symlink: ctx.gawk });
   for (const [name, content] of Object.entries(sbinShims(ctx))) files.push({ path: `sbin/${name}`, content, mode: 0o755 });
   sh.push(
-    `mount -t overlay tracefs-emu-sbin -o ${shq(`lowerdir=${runtime}/sbin:${facts.sbin}`)} ${shq(facts.sbin)} 2>/dev/null ||`,
+    `mount -t overlay emu-sbin -o ${shq(`lowerdir=${runtime}/sbin:${facts.sbin}`)} ${shq(facts.sbin)} 2>/dev/null ||`,
     `  echo "tracefs-emu exec: no overlay on ${facts.sbin}: mount -o remount of tracefs will not reach the emulator" >&2`,
     'PATH="$R/bin:$PATH"; export PATH',
     'unset n o e t R PROC_DEV',
@@ -303,6 +317,8 @@ export interface ExecOptions {
   env?: NodeJS.ProcessEnv;
   /** Called with the child once it runs (e.g. for a watchdog). */
   onSpawn?: (pid: number) => void;
+  /** Paths the command needs besides its cwd (their mounts stay). */
+  keep?: string[];
   /** stdio of the command (default inherit). */
   stdio?: 'inherit' | 'pipe';
   onStdout?: (chunk: Buffer) => void;
@@ -311,17 +327,20 @@ export interface ExecOptions {
 /** Runs argv in a new namespace set up after `spec`; resolves to its exit status (128+N for a signal). */
 export async function execInNamespace(spec: NamespaceSpec, argv: string[], opts: ExecOptions): Promise<number> {
   if (argv.length === 0) throw new Error('exec: no command');
-  const runtime = mkdtempSync(join(process.env.TRACEFS_EMU_RUNTIME || tmpdir(), 'tracefs-emu-exec-'));
+  const runtime = mkdtempSync(join(process.env.TRACEFS_EMU_RUNTIME || tmpdir(), 'emu-exec-'));
   try {
     const facts = hostFacts();
+    const warn = opts.warn ?? ((m: string) => process.stderr.write(`tracefs-emu exec: ${m}\n`));
     const real = (p: string) => realpathSync(p);
     const resolved: NamespaceSpec = { ...spec, tracefs: real(spec.tracefs), debugfs: spec.debugfs && real(spec.debugfs) };
-    const plan = planNamespace(resolved, facts, runtime, {
-      release: spec.release ?? readOr('/proc/sys/kernel/osrelease').trim(),
-      nsHelper: opts.nsHelper,
-      controlSocket: spec.controlSocket,
-    });
-    const warn = opts.warn ?? ((m: string) => process.stderr.write(`tracefs-emu exec: ${m}\n`));
+    const plan = planNamespace(
+      resolved,
+      facts,
+      runtime,
+      { release: spec.release ?? readOr('/proc/sys/kernel/osrelease').trim(), nsHelper: opts.nsHelper, controlSocket: spec.controlSocket },
+      [real(opts.cwd ?? process.cwd()), runtime, ...(opts.keep ?? [])],
+    );
+    if (/tracefs|debugfs/.test(runtime)) warn(`the runtime directory ${runtime} names tracefs: set TRACEFS_EMU_RUNTIME elsewhere`);
     for (const w of plan.warnings) warn(w);
     writeRuntime(runtime, plan);
     return await new Promise<number>((resolve, reject) => {
