@@ -16,6 +16,7 @@ interface SelftestsArgs {
   'compare-kernel': boolean;
   raise: boolean;
   'fetch-only': boolean;
+  'init-expectations'?: string;
 }
 
 /** What CI runs: each series against its own kernel profile and expectations. */
@@ -37,6 +38,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
       .option('test-timeout', { type: 'number', default: 300, describe: 'seconds one test may run before it is killed (and FAILs)' })
       .option('compare-kernel', { type: 'boolean', default: false, describe: "print each test's verdict next to the real kernel's" })
       .option('raise', { type: 'boolean', default: false, describe: 'raise the committed expectations to what the run reached (never lowers)' })
+      .option('init-expectations', { type: 'string', hidden: true, describe: "write the series' first expectations from this run and the kernel's results.tsv" })
       .option('fetch-only', { type: 'boolean', default: false, describe: 'only fetch the selftests (prints their directory)' })
       .example('$0 selftests', 'all 7.2 selftests on a 7.2 emulator')
       .example('$0 selftests 00basic', 'one directory')
@@ -65,6 +67,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
           testTimeout: a['test-timeout'],
           compareKernel: a['compare-kernel'],
           raise: a.raise,
+          initExpectations: a['init-expectations'],
         }),
       );
     }

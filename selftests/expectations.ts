@@ -115,29 +115,41 @@ export function regressions(cmp: Comparison[]): Comparison[] {
 }
 
 /**
- * The expectations raised to what a run reached: only upward moves (and
- * same-rank moves, which say where a test now stands), never down. Tests new
- * to the file are added at their verdict. The reason is dropped once a test
- * reaches the kernel's verdict.
+ * Whether a run's verdict should become the expectation: it reaches the
+ * kernel's verdict, or passes where less was expected, or the test is new.
+ * Moving from FAIL to UNSUPPORTED where the kernel passes is no progress to
+ * lock in (the test would then fail the run once its feature is built).
+ */
+export function raisable(c: Comparison): boolean {
+  if (!c.actual) return false;
+  if (c.outcome === 'unexpected') return true;
+  if (c.outcome !== 'better' && c.outcome !== 'sideways') return false;
+  if (c.kernel === undefined || c.actual === c.kernel) return true;
+  return c.outcome === 'better' && RANK[c.actual] === RANK.PASS;
+}
+
+/**
+ * The expectations raised to what a run reached, where `raisable`: never
+ * down. Tests new to the file are added at their verdict. The reason is
+ * dropped once a test reaches the kernel's verdict.
  */
 export function raiseExpectations(exp: ExpectationsFile, cmp: Comparison[]): { file: ExpectationsFile; raised: Comparison[] } {
   const entries = exp.entries.map((e) => ({ ...e }));
   const byTest = new Map(entries.map((e) => [e.test, e]));
   const raised: Comparison[] = [];
   for (const c of cmp) {
-    if (!c.actual) continue;
-    if (c.outcome === 'better' || c.outcome === 'sideways') {
-      const e = byTest.get(c.test)!;
-      e.expected = c.actual;
-      if (e.kernel === c.actual) e.reason = '';
-      else if (!e.reason) e.reason = 'differs from the kernel';
-      raised.push(c);
-    } else if (c.outcome === 'unexpected') {
+    if (!raisable(c) || !c.actual) continue;
+    if (c.outcome === 'unexpected') {
       const e: Expectation = { test: c.test, expected: c.actual, reason: 'new test: no kernel verdict recorded' };
       entries.push(e);
       byTest.set(c.test, e);
-      raised.push(c);
+    } else {
+      const e = byTest.get(c.test)!;
+      e.expected = c.actual;
+      if (e.kernel === c.actual) e.reason = '';
+      else e.reason = `${c.actual} here, ${e.kernel} on the kernel`;
     }
+    raised.push(c);
   }
   return { file: { header: exp.header, entries }, raised };
 }
@@ -145,4 +157,37 @@ export function raiseExpectations(exp: ExpectationsFile, cmp: Comparison[]): { f
 /** Expectations whose verdict differs from the kernel's without saying why. */
 export function unexplained(exp: ExpectationsFile): Expectation[] {
   return exp.entries.filter((e) => e.kernel !== undefined && e.expected !== e.kernel && !e.reason.trim());
+}
+
+const NOT_YET: Record<Verdict | 'MISSING', string> = {
+  PASS: '',
+  XFAIL: '',
+  UNSUPPORTED: 'UNSUPPORTED here so far: the emulator lacks what the test requires',
+  UNRESOLVED: 'UNRESOLVED here so far',
+  UNTESTED: 'UNTESTED here so far',
+  FAIL: 'FAILs here so far',
+  UNDEFINED: 'UNDEFINED here so far',
+  MISSING: 'no result here yet',
+};
+
+/**
+ * The first expectations of a series, from the real kernel's results and a
+ * run of the emulator: a test keeps its verdict here where it passes or
+ * matches the kernel's; everything else is expected to FAIL (the floor),
+ * with the reason, until a run raises it.
+ */
+export function initialExpectations(kernel: ResultRow[], ours: ResultRow[], header: string[]): ExpectationsFile {
+  const here = new Map(ours.map((r) => [r.test, r.result]));
+  const entries: Expectation[] = kernel.map(({ test, result: k }) => {
+    const o = here.get(test);
+    if (o !== undefined && (o === k || RANK[o] === RANK.PASS)) {
+      return { test, expected: o, kernel: k, reason: o === k ? '' : `${o} here, ${k} on the kernel` };
+    }
+    return { test, expected: 'FAIL', kernel: k, reason: NOT_YET[o ?? 'MISSING'] };
+  });
+  const known = new Set(kernel.map((r) => r.test));
+  for (const r of ours) {
+    if (!known.has(r.test)) entries.push({ test: r.test, expected: r.result, reason: 'not in the kernel results' });
+  }
+  return { header, entries };
 }

@@ -15,7 +15,9 @@ import {
   type Comparison,
   type ExpectationsFile,
   formatExpectations,
+  initialExpectations,
   parseExpectations,
+  raisable,
   raiseExpectations,
   regressions,
   unexplained,
@@ -27,6 +29,7 @@ import {
   expectedCases,
   formatResultsTsv,
   FtracetestOutputParser,
+  parseResultsTsv,
   isInstanceTestText,
   resultRows,
   type ResultRow,
@@ -62,6 +65,8 @@ export interface RunOptions {
   compareKernel?: boolean;
   /** Raise the committed expectations to what this run reached (upward only). */
   raise?: boolean;
+  /** Write the first expectations of the series from this run and the kernel's results.tsv (refuses to overwrite). */
+  initExpectations?: string;
   log?: (msg: string) => void;
   /** ftracetest's console output, as it comes (default: our stdout). */
   echo?: (chunk: string) => void;
@@ -194,6 +199,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
 
   const emu = o.mount ? { dir: resolve(o.mount), stop: async () => {} } : await startEmulator(kernel, log);
   const transcript: string[] = [];
+  const stderr: string[] = [];
   const timings: { c: CaseLine; ms: number }[] = [];
   const timedOut: string[] = [];
   let broken = false;
@@ -243,6 +249,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
             echo(s);
             parser.push(s);
           },
+          onStderr: (d) => stderr.push(d.toString('latin1')),
         },
       );
       if (status !== 0 && status !== 1) log(`ftracetest exited with status ${status}`);
@@ -259,6 +266,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   const rows = resultRows(cases, (c) => kept.get(c.caseNo) ?? planned[c.caseNo - 1], testDir);
   writeFileSync(join(resultsDir, 'results.tsv'), formatResultsTsv(rows));
   writeFileSync(join(resultsDir, 'console.log'), transcript.join(''));
+  writeFileSync(join(resultsDir, 'stderr.log'), stderr.join(''));
   writeFileSync(
     join(resultsDir, 'timings.tsv'),
     ['test\tseconds', ...timings.map(({ c, ms }) => `${caseName(testDir, kept.get(c.caseNo) ?? planned[c.caseNo - 1], c)}\t${(ms / 1000).toFixed(2)}`)].join('\n') + '\n',
@@ -266,6 +274,19 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   const seconds = (Date.now() - t0) / 1000;
 
   const result: RunResult = { series: o.series, rows, regressions: [], timedOut, broken, seconds, resultsDir };
+  if (o.initExpectations) {
+    const path = expectationsPath(o.series);
+    if (existsSync(path)) throw new Error(`selftests: ${path} exists; expectations only move up (--raise)`);
+    const version = readFileSync(join(selftests, '..', 'version'), 'utf8').trim();
+    const header = [
+      `# Expected verdicts of the ${o.series} ftrace selftests (${version}) on the emulator (--kernel ${o.series}).`,
+      '# expected: the least a run must reach (PASS = XFAIL > UNSUPPORTED = UNRESOLVED > FAIL); only ever raised.',
+      "# kernel: the real kernel's verdict (Debian's kernel under QEMU); reason: why expected differs from it.",
+    ];
+    const file = initialExpectations(parseResultsTsv(readFileSync(o.initExpectations, 'utf8')), rows, header);
+    writeFileSync(path, formatExpectations(file));
+    log(`wrote ${path} (${file.entries.length} tests)`);
+  }
   const exp = kernel === o.series ? loadExpectations(o.series) : undefined;
   if (!exp) {
     log(kernel === o.series ? `no ${expectationsPath(o.series)}: nothing to compare with` : `kernel ${kernel} ≠ selftests ${o.series}: no expectations apply`);
@@ -282,18 +303,24 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   out.push('', `== ${o.series} selftests on the emulator: ${rows.length} results in ${seconds.toFixed(0)} s ==`, verdictCounts(cmp), '', directoryCounts(cmp));
   if (o.compareKernel) out.push('', comparisonTable(cmp));
   if (result.regressions.length) out.push('', `WORSE THAN EXPECTED (${result.regressions.length}):`, comparisonTable(result.regressions));
-  const up = cmp.filter((c) => c.outcome === 'better' || c.outcome === 'sideways' || c.outcome === 'unexpected');
-  if (up.length) {
-    const { file } = raiseExpectations(exp, cmp);
+  const { file: raisedFile, raised } = raiseExpectations(exp, cmp);
+  if (raised.length) {
     const suggested = join(resultsDir, `expectations-${o.series}.tsv`);
-    writeFileSync(suggested, formatExpectations(file));
+    writeFileSync(suggested, formatExpectations(raisedFile));
     if (o.raise) {
-      writeFileSync(expectationsPath(o.series), formatExpectations(file));
-      out.push('', `raised ${up.length} expectations in ${expectationsPath(o.series)}:`, comparisonTable(up));
+      writeFileSync(expectationsPath(o.series), formatExpectations(raisedFile));
+      out.push('', `raised ${raised.length} expectations in ${expectationsPath(o.series)}:`, comparisonTable(raised));
     } else {
-      out.push('', `${up.length} tests do better than (or differently from) expected: raise the expectations with`, `  npm run selftests -- --series ${o.series} --raise    (or copy ${suggested})`, comparisonTable(up));
+      out.push(
+        '',
+        `${raised.length} tests reach more than expected: raise the expectations with`,
+        `  npm run selftests -- --series ${o.series} --raise    (or copy ${suggested})`,
+        comparisonTable(raised),
+      );
     }
   }
+  const notRaised = cmp.filter((c) => (c.outcome === 'better' || c.outcome === 'sideways') && !raisable(c)).length;
+  if (notRaised) out.push('', `${notRaised} tests moved without reaching the kernel's verdict or passing (not raised; --compare-kernel lists them)`);
   const bad = unexplained(exp);
   if (bad.length) out.push('', `expectations differing from the kernel without a reason: ${bad.map((e) => e.test).join(', ')}`);
   if (timedOut.length) out.push('', `timed out (killed after ${o.testTimeout} s): ${timedOut.join(', ')}`);

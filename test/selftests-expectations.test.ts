@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   compareWithExpectations,
   formatExpectations,
+  initialExpectations,
   parseExpectations,
   raiseExpectations,
   regressions,
@@ -81,19 +82,43 @@ describe('comparison with the expectations', () => {
     expect(regressions(full).map((c) => c.test)).toEqual(['b.tc', 'c.tc', 'd.tc', 'e.tc', 'a.tc (instance)']);
   });
 
-  it('raises expectations upward only, dropping the reason at the kernel verdict', () => {
-    const cmp = compareWithExpectations(rows(['a.tc', 'FAIL'], ['b.tc', 'PASS'], ['d.tc', 'UNSUPPORTED'], ['z.tc', 'FAIL']), exp, {
-      complete: false,
-    });
-    const { file, raised } = raiseExpectations(exp, cmp);
-    expect(raised.map((c) => c.test)).toEqual(['b.tc', 'd.tc', 'z.tc']);
+  it('raises expectations upward only, where the kernel verdict is reached or the test passes', () => {
+    const exp2 = parseExpectations(
+      FILE + 'f.tc\tFAIL\tPASS\tnot built yet\ng.tc\tFAIL\tUNSUPPORTED\tnot built yet\nh.tc\tFAIL\tXFAIL\tnot built yet\n',
+    );
+    const cmp = compareWithExpectations(
+      rows(['a.tc', 'FAIL'], ['b.tc', 'PASS'], ['d.tc', 'UNSUPPORTED'], ['f.tc', 'UNSUPPORTED'], ['g.tc', 'UNSUPPORTED'], ['h.tc', 'PASS'], ['z.tc', 'FAIL']),
+      exp2,
+      { complete: false },
+    );
+    const { file, raised } = raiseExpectations(exp2, cmp);
+    expect(raised.map((c) => c.test)).toEqual(['b.tc', 'g.tc', 'h.tc', 'z.tc']);
     const by = new Map(file.entries.map((e) => [e.test, e]));
     expect(by.get('a.tc')!.expected).toBe('PASS'); // never lowered
     expect(by.get('b.tc')).toMatchObject({ expected: 'PASS', reason: '' });
-    expect(by.get('d.tc')).toMatchObject({ expected: 'UNSUPPORTED', kernel: 'UNRESOLVED' });
-    expect(by.get('d.tc')!.reason).not.toBe('');
+    expect(by.get('d.tc')).toMatchObject({ expected: 'UNRESOLVED' }); // sideways, away from the kernel: kept
+    expect(by.get('f.tc')).toMatchObject({ expected: 'FAIL' }); // UNSUPPORTED where the kernel passes: no progress to lock in
+    expect(by.get('g.tc')).toMatchObject({ expected: 'UNSUPPORTED', reason: '' });
+    expect(by.get('h.tc')).toMatchObject({ expected: 'PASS', reason: 'PASS here, XFAIL on the kernel' });
     expect(by.get('z.tc')).toMatchObject({ expected: 'FAIL' });
     expect(by.get('z.tc')!.kernel).toBeUndefined();
-    expect(exp.entries[1].expected).toBe('FAIL'); // the input is left alone
+    expect(exp2.entries[1].expected).toBe('FAIL'); // the input is left alone
+  });
+});
+
+describe('first expectations of a series', () => {
+  it('keeps what passes or matches the kernel, FAIL with a reason elsewhere', () => {
+    const kernel = rows(['a.tc', 'PASS'], ['b.tc', 'PASS'], ['c.tc', 'UNSUPPORTED'], ['d.tc', 'UNRESOLVED'], ['e.tc', 'PASS']);
+    const ours = rows(['a.tc', 'PASS'], ['b.tc', 'UNSUPPORTED'], ['c.tc', 'UNSUPPORTED'], ['d.tc', 'FAIL']);
+    const f = initialExpectations(kernel, ours, ['# h']);
+    expect(f.entries.map((e) => [e.test, e.expected, e.kernel])).toEqual([
+      ['a.tc', 'PASS', 'PASS'],
+      ['b.tc', 'FAIL', 'PASS'],
+      ['c.tc', 'UNSUPPORTED', 'UNSUPPORTED'],
+      ['d.tc', 'FAIL', 'UNRESOLVED'],
+      ['e.tc', 'FAIL', 'PASS'],
+    ]);
+    expect(unexplained(f)).toEqual([]);
+    expect(f.entries[4].reason).toBe('no result here yet');
   });
 });

@@ -5,22 +5,28 @@
  */
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { controlRequest } from './control.js';
 import { runMountHelper } from './mount_helper.js';
 import { execInNamespace, type ExecOptions, isTraceMount, type NamespaceSpec, parseMountinfo } from './namespace.js';
 import { shq } from './ns_shims.js';
+import { isAlive, readState } from './state.js';
 
 /** What a running daemon tells `exec` about itself (see `daemonNamespaceSpec`). */
 export type DaemonInfo = Partial<Omit<NamespaceSpec, 'tracefs'>>;
 
 /**
- * Seam to the daemon: the namespace parts a mount's daemon serves beyond the
- * tracefs itself. Set by the FUSE layer (it knows where its control socket
- * is); until then `exec` runs with what the command line gives.
+ * The namespace parts a mount's daemon serves beyond the tracefs itself
+ * (its `namespace` control command); just its control socket from an older
+ * daemon; nothing if no live daemon serves the mount.
  */
-export let daemonInfo: (mountDir: string) => Promise<DaemonInfo | undefined> = async () => undefined;
-
-export function setDaemonInfoResolver(f: (mountDir: string) => Promise<DaemonInfo | undefined>): void {
-  daemonInfo = f;
+export async function daemonInfo(mountDir: string): Promise<DaemonInfo | undefined> {
+  const st = readState(mountDir);
+  if (!st || !isAlive(st.pid)) return undefined;
+  try {
+    return { ...((await controlRequest(st.socket, 'namespace')) as DaemonInfo), controlSocket: st.socket };
+  } catch {
+    return { controlSocket: st.socket };
+  }
 }
 
 /** `node …/cli.js ns-helper`, for the helper programs inside the namespace. */

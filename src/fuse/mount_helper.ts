@@ -11,7 +11,7 @@
  * - a new mount of tracefs or debugfs elsewhere binds the namespace's one.
  */
 import { spawnSync } from 'node:child_process';
-import { connect } from 'node:net';
+import { controlRequest } from './control.js';
 
 export interface HelperCall {
   type: string;
@@ -74,35 +74,6 @@ export function planHelper(call: HelperCall): HelperAction {
   return { kind: 'bind', fs, from: NAMESPACE_MOUNTS[fs], to: call.target, options };
 }
 
-/** One request on the daemon's control socket (`{"id","cmd","args"}` → `{"id","ok","result"|"error"}`, one JSON line each). */
-export function controlRequest(socket: string, request: { cmd: string; args?: object }, timeoutMs = 10_000): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const c = connect(socket);
-    let buf = '';
-    const timer = setTimeout(() => {
-      c.destroy();
-      reject(new Error(`no answer from ${socket}`));
-    }, timeoutMs);
-    c.on('connect', () => c.write(`${JSON.stringify({ id: 1, ...request })}\n`));
-    c.on('data', (d) => {
-      buf += d.toString();
-      const nl = buf.indexOf('\n');
-      if (nl < 0) return;
-      clearTimeout(timer);
-      c.end();
-      try {
-        resolve(JSON.parse(buf.slice(0, nl)) as Record<string, unknown>);
-      } catch (e) {
-        reject(e as Error);
-      }
-    });
-    c.on('error', (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-  });
-}
-
 /** Runs the helper; returns mount's exit status (0, or 32 for a failed mount). */
 export async function runMountHelper(type: string, argv: string[], socket = process.env.TRACEFS_EMU_CONTROL): Promise<number> {
   const call = parseHelperArgs(type, argv);
@@ -128,11 +99,7 @@ export async function runMountHelper(type: string, argv: string[], socket = proc
     return 32;
   }
   try {
-    const res = await controlRequest(socket, { cmd: 'remount', args: { options: action.options.join(',') } });
-    if (res.ok === false || res.error) {
-      process.stderr.write(`${name}: ${call.target}: ${String(res.error ?? 'remount failed')}\n`);
-      return 32;
-    }
+    await controlRequest(socket, 'remount', { options: action.options.join(',') });
     if (call.verbose) process.stderr.write(`${name}: ${call.target}: remounted with ${action.options.join(',') || '(no tracefs options)'}\n`);
     return 0;
   } catch (e) {

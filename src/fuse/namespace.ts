@@ -319,9 +319,10 @@ export interface ExecOptions {
   onSpawn?: (pid: number) => void;
   /** Paths the command needs besides its cwd (their mounts stay). */
   keep?: string[];
-  /** stdio of the command (default inherit). */
+  /** stdio of the command (default inherit); 'pipe' hands stdout and stderr to the callbacks. */
   stdio?: 'inherit' | 'pipe';
   onStdout?: (chunk: Buffer) => void;
+  onStderr?: (chunk: Buffer) => void;
 }
 
 /** Runs argv in a new namespace set up after `spec`; resolves to its exit status (128+N for a signal). */
@@ -345,11 +346,14 @@ export async function execInNamespace(spec: NamespaceSpec, argv: string[], opts:
     writeRuntime(runtime, plan);
     return await new Promise<number>((resolve, reject) => {
       const child = spawn('unshare', ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', plan.script, 'tracefs-emu-exec', ...argv], {
-        stdio: opts.stdio === 'pipe' ? ['inherit', 'pipe', 'inherit'] : 'inherit',
+        stdio: opts.stdio === 'pipe' ? ['inherit', 'pipe', 'pipe'] : 'inherit',
         cwd: opts.cwd,
         env: opts.env ?? process.env,
       });
-      if (opts.stdio === 'pipe') child.stdout?.on('data', (d: Buffer) => opts.onStdout?.(d));
+      if (opts.stdio === 'pipe') {
+        child.stdout?.on('data', (d: Buffer) => opts.onStdout?.(d));
+        child.stderr?.on('data', (d: Buffer) => opts.onStderr?.(d));
+      }
       const forward = (sig: NodeJS.Signals) => () => child.kill(sig);
       const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => [s, forward(s)] as const);
       for (const [s, h] of handlers) process.on(s, h);

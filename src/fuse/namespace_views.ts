@@ -1,0 +1,85 @@
+/**
+ * What a daemon serves besides its tracefs, for `exec` namespaces: the
+ * emulated debugfs as a second FUSE mount, and the files shown at /proc
+ * paths (the emulator's kallsyms, …), all next to the mount's state files.
+ * The control command `namespace` tells `exec` where they are.
+ */
+import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Emulator } from '../index.js';
+import { registerControlCommand } from './control.js';
+import type { DaemonInfo } from './exec.js';
+import { type MountedTracefs, mountTracefs } from './mount.js';
+import { statePaths } from './state.js';
+
+/**
+ * /proc files the emulator shows in place of the host kernel's, by path.
+ * Each returns the file's text, or undefined when the emulated kernel has no
+ * such view yet (the namespace then keeps the host's file, with a warning).
+ * The kernel's symbol table gives /proc/kallsyms (kallsymsText of
+ * kernel.symbols, branch `symbols`); its banner will give /proc/version
+ * (kprobe_args_symbol.tc compares it with linux_proc_banner).
+ */
+export const PROC_VIEWS: Record<string, (emu: Emulator) => Buffer | string | undefined> = {};
+
+export interface NamespaceViews {
+  info: DaemonInfo;
+  debugfs: MountedTracefs;
+  stop(): Promise<void>;
+}
+
+let served: DaemonInfo | undefined;
+
+registerControlCommand('namespace', 'what `exec` binds in its namespace: the debugfs mount, /proc views, this socket', (_args, ctx) => ({
+  ...served,
+  controlSocket: ctx.state.socket,
+}));
+
+/** Mounts the debugfs and writes the /proc views of a daemon's mount. */
+export async function serveNamespaceViews(
+  emulator: Emulator,
+  mountpoint: string,
+  opts: { log?: (m: string) => void; autoUnmount?: boolean } = {},
+): Promise<NamespaceViews> {
+  const base = statePaths(mountpoint).socket.replace(/\.sock$/, '');
+  const debugDir = `${base}.debugfs`;
+  const procDir = `${base}.proc`;
+  const debugfs = await mountTracefs(emulator.debugfs, debugDir, {
+    fuseOptions: ['fsname=debugfs', 'subtype=debugfs'],
+    autoUnmount: opts.autoUnmount,
+    log: opts.log,
+  });
+  const proc: Record<string, string> = {};
+  try {
+    mkdirSync(procDir, { recursive: true });
+    for (const [path, view] of Object.entries(PROC_VIEWS)) {
+      const text = view(emulator);
+      if (text === undefined) continue;
+      const file = join(procDir, path.replace(/^\/proc\//, '').replace(/\//g, '_'));
+      writeFileSync(file, text);
+      proc[path] = file;
+    }
+  } catch (e) {
+    await debugfs.unmount().catch(() => {});
+    throw e;
+  }
+  const info: DaemonInfo = { debugfs: debugfs.mountpoint, proc };
+  served = info;
+  return {
+    info,
+    debugfs,
+    async stop() {
+      served = undefined;
+      try {
+        await debugfs.unmount();
+      } finally {
+        rmSync(procDir, { recursive: true, force: true });
+        try {
+          rmdirSync(debugDir); // only once unmounted and empty
+        } catch {
+          /* still busy: left for the next mount to clear */
+        }
+      }
+    },
+  };
+}
