@@ -15,7 +15,7 @@ const MOUNTINFO = [
 ].join('\n');
 
 function facts(over: Partial<HostFacts> = {}): HostFacts {
-  const existing = new Set(['/sys/kernel/tracing', '/sys/kernel/debug', '/proc/sys/kernel/ftrace_enabled', '/proc/sys/kernel/sched_rt_runtime_us', '/proc/kallsyms', '/proc/version', '/proc/sys/kernel', '/proc/sys/debug']);
+  const existing = new Set(['/sys/kernel/tracing', '/sys/kernel/debug', '/proc/sys/kernel/ftrace_enabled', '/proc/sys/kernel/sched_rt_runtime_us', '/proc/kallsyms', '/proc/version', '/proc/sys/kernel', '/proc/sys/debug', '/sys/devices/system/cpu/cpu1/online']);
   return {
     mounts: parseMountinfo(MOUNTINFO),
     exists: (p) => existing.has(p),
@@ -24,14 +24,15 @@ function facts(over: Partial<HostFacts> = {}): HostFacts {
     sbin: '/usr/sbin',
     passwd: 'root:x:0:0:root:/root:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n',
     group: 'root:x:0:\nnogroup:x:65534:\n',
-    sysctl: (p) => (p.endsWith('sched_rt_runtime_us') ? '950000\n' : undefined),
+    list: (d) => (d === '/sys/devices/system/cpu' ? ['cpu0', 'cpu1', 'cpufreq', 'online'] : []),
+    read: (p) => (p.endsWith('sched_rt_runtime_us') ? '950000\n' : p.endsWith('/online') ? '1\n' : undefined),
     loopbackUp: true,
     ...over,
   };
 }
 
 const shim = { release: '7.2.13+deb14-amd64', nsHelper: "'node' 'cli.js' ns-helper" };
-const spec = { tracefs: '/work/repo/mount', debugfs: '/run/emu/debugfs', proc: { '/proc/kallsyms': '/run/emu/kallsyms' }, controlSocket: '/run/emu/ctl' };
+const spec = { tracefs: '/work/repo/mount', debugfs: '/run/emu/debugfs', views: { '/proc/kallsyms': '/run/emu/kallsyms' }, controlSocket: '/run/emu/ctl' };
 
 describe('mountinfo', () => {
   it('parses mount points (unescaped), types and sources', () => {
@@ -77,14 +78,18 @@ describe('the exec namespace plan', () => {
 
   it("shows the daemon's kallsyms and shadows the sysctls, creating the missing ones before any bind", () => {
     expect(lines).toContain("mount --bind '/run/emu/kallsyms' '/proc/kallsyms'");
-    expect(lines).toContain("mount --bind '/rt/proc/sys/kernel/sched_rt_runtime_us' '/proc/sys/kernel/sched_rt_runtime_us'");
-    expect(lines).toContain("mount --bind '/rt/proc/sys/kernel/stack_tracer_enabled' '/proc/sys/kernel/stack_tracer_enabled'");
-    expect(plan.files.find((f) => f.path === 'proc/sys/kernel/sched_rt_runtime_us')?.content).toBe('950000\n');
+    expect(lines).toContain("mount --bind '/rt/shadow/proc/sys/kernel/sched_rt_runtime_us' '/proc/sys/kernel/sched_rt_runtime_us'");
+    expect(lines).toContain("mount --bind '/rt/shadow/proc/sys/kernel/stack_tracer_enabled' '/proc/sys/kernel/stack_tracer_enabled'");
+    expect(plan.files.find((f) => f.path === 'shadow/proc/sys/kernel/sched_rt_runtime_us')?.content).toBe('950000\n');
+    // A test taking a CPU offline takes the emulator's, never the host's (cpu0 has no online file).
+    expect(lines).toContain("mount --bind '/rt/shadow/sys/devices/system/cpu/cpu1/online' '/sys/devices/system/cpu/cpu1/online'");
+    expect(lines.some((l) => l.includes('cpu0/online'))).toBe(false);
+    expect(at(/fs_dev '\/sys\/devices\/system\/cpu\/cpu1\/online'.*SYS_DEV/)).toBeGreaterThan(0);
     const lastShadow = Math.max(at(/^shadow_dir '\/proc\/sys\/kernel'$/), at(/^shadow_dir '\/proc\/sys\/debug'$/));
     expect(lastShadow).toBeGreaterThan(0);
     const firstBind = at(/^mount --bind /);
     expect(firstBind).toBeGreaterThan(lastShadow);
-    expect(at(/stat -c %d '\/proc\/sys\/kernel\/sched_rt_runtime_us'/)).toBeGreaterThan(at(/sched_rt_runtime_us' '\/proc/));
+    expect(at(/fs_dev '\/proc\/sys\/kernel\/sched_rt_runtime_us'/)).toBeGreaterThan(at(/sched_rt_runtime_us' '\/proc/));
     expect(lines[lines.length - 2]).toBe('exec "$@"');
   });
 

@@ -55,18 +55,19 @@ export async function namespaceSpecFor(args: Pick<ExecArgs, 'mount' | 'debugfs' 
   const mp = mountPointOf(args.mount);
   if (!mp) throw new Error(`exec: nothing is mounted at ${args.mount} (start one: tracefs-emu mount ${args.mount} --daemon)`);
   const info = (await daemonInfo(mp.mountPoint)) ?? {};
-  const proc = { ...(info.proc ?? {}) };
-  if (args.kallsyms) proc['/proc/kallsyms'] = realpathSync(args.kallsyms);
+  const views = { ...(info.views ?? {}) };
+  if (args.kallsyms) views['/proc/kallsyms'] = realpathSync(args.kallsyms);
   return {
     ...info,
     tracefs: mp.mountPoint,
     debugfs: args.debugfs ?? info.debugfs,
     controlSocket: args.control ?? info.controlSocket,
-    proc,
+    views,
   };
 }
 
 export async function runExec(args: ExecArgs, opts: Partial<ExecOptions> = {}): Promise<number> {
+  if (process.getuid?.() !== 0) throw new Error('exec: needs root (it makes a mount namespace and bind mounts in it)');
   const spec = await namespaceSpecFor(args);
   const cliDir = fileURLToPath(new URL('..', import.meta.url));
   return execInNamespace(spec, args.command, { nsHelper: nsHelperCommand(), ...opts, keep: [cliDir, ...(opts.keep ?? [])] });

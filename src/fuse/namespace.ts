@@ -4,7 +4,7 @@
  *
  *   /sys/kernel/tracing, /sys/kernel/debug/tracing   the emulator's tracefs
  *   /sys/kernel/debug                                its debugfs
- *   /proc/kallsyms, /proc/version, tracing sysctls   its views (files the daemon gives),
+ *   /proc/kallsyms, tracing sysctls, CPU online     its views (files the daemon gives),
  *                                                    or shadow files: never the host kernel's
  *   /sbin/mount.tracefs, modprobe, …                 helpers answering as the emulated kernel
  *   PATH                                             the same tools, and GNU awk as awk
@@ -15,7 +15,7 @@
  * read-only overlay on /sbin) of files in a runtime directory.
  */
 import { spawn } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { binShims, sbinShims, type ShimContext, shq } from './ns_shims.js';
@@ -25,8 +25,8 @@ export interface NamespaceSpec {
   tracefs: string;
   /** Its debugfs mount; without one, a static stand-in (empty kprobes files). */
   debugfs?: string;
-  /** Files the emulator shows at /proc paths (e.g. '/proc/kallsyms' → the daemon's symbol view). */
-  proc?: Record<string, string>;
+  /** Files the emulator shows at system paths (e.g. '/proc/kallsyms' → the daemon's symbol view). */
+  views?: Record<string, string>;
   /** The daemon's control socket (helpers inside send it remount requests). */
   controlSocket?: string;
   /** Kernel release of the emulated kernel (modprobe's messages). */
@@ -43,8 +43,18 @@ export const SYSCTL_DEFAULTS: Record<string, string> = {
   '/proc/sys/debug/kprobes-optimization': '1\n',
 };
 
-/** Host sysctls that tools write (ftracetest sets sched_rt_runtime_us): shadowed with the host's value. */
-export const HOST_SYSCTL_SHADOWS = ['/proc/sys/kernel/sched_rt_runtime_us'];
+/**
+ * Host files that tests write, shadowed with the host's content: ftracetest
+ * sets sched_rt_runtime_us; func_hotplug.tc takes a CPU offline and back.
+ */
+export function hostShadows(facts: HostFacts): string[] {
+  const cpus = facts
+    .list('/sys/devices/system/cpu')
+    .filter((n) => /^cpu\d+$/.test(n))
+    .map((n) => `/sys/devices/system/cpu/${n}/online`)
+    .filter((p) => facts.exists(p));
+  return ['/proc/sys/kernel/sched_rt_runtime_us', ...cpus];
+}
 
 export const TRACEFS_TARGETS = ['/sys/kernel/tracing', '/sys/kernel/debug/tracing'];
 export const DEBUGFS_TARGET = '/sys/kernel/debug';
@@ -81,6 +91,8 @@ export function isTraceMount(m: MountEntry): boolean {
 export interface HostFacts {
   mounts: MountEntry[];
   exists(path: string): boolean;
+  /** Names in a directory ([] if none). */
+  list(dir: string): string[];
   which(cmd: string): string | undefined;
   /** realpath of /bin/sh */
   binSh: string;
@@ -88,7 +100,8 @@ export interface HostFacts {
   sbin: string;
   passwd: string;
   group: string;
-  sysctl(path: string): string | undefined;
+  /** A host file's content (undefined if unreadable). */
+  read(path: string): string | undefined;
   loopbackUp: boolean;
 }
 
@@ -201,31 +214,29 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
   const mounted = new Set(facts.mounts.map((m) => m.mountPoint));
   for (const p of own) if (mounted.has(p) && ![...TRACEFS_TARGETS, DEBUGFS_TARGET].includes(p)) binds.push(`umount -l ${shq(p)}`);
 
-  // /proc: the emulator's views, and shadows of the sysctls tools write.
-  const procFiles = new Map<string, string>(Object.entries(spec.proc ?? {}));
-  for (const [p, content] of Object.entries(SYSCTL_DEFAULTS)) {
-    if (procFiles.has(p)) continue;
-    const rel = `proc${p.slice('/proc'.length)}`;
+  // The emulator's views (/proc/kallsyms, …), and shadows of what tests write that belongs to the kernel.
+  const views = new Map<string, string>(Object.entries(spec.views ?? {}));
+  const shadow = (path: string, content: string) => {
+    const rel = `shadow${path}`;
     files.push({ path: rel, content });
-    procFiles.set(p, join(runtime, rel));
+    views.set(path, join(runtime, rel));
+  };
+  for (const [p, content] of Object.entries(SYSCTL_DEFAULTS)) if (!views.has(p)) shadow(p, content);
+  for (const p of hostShadows(facts)) {
+    const v = facts.read(p);
+    if (!views.has(p) && v !== undefined) shadow(p, v);
   }
-  for (const p of HOST_SYSCTL_SHADOWS) {
-    const v = facts.sysctl(p);
-    if (procFiles.has(p) || v === undefined) continue;
-    const rel = `proc${p.slice('/proc'.length)}`;
-    files.push({ path: rel, content: v });
-    procFiles.set(p, join(runtime, rel));
-  }
-  if (!procFiles.has('/proc/kallsyms')) warnings.push("the daemon gives no symbol view: /proc/kallsyms is the host kernel's");
-  for (const [target, source] of [...procFiles].sort(([a], [b]) => (a < b ? -1 : 1))) {
+  if (!views.has('/proc/kallsyms')) warnings.push("the daemon gives no symbol view: /proc/kallsyms is the host kernel's");
+  for (const [target, source] of [...views].sort(([a], [b]) => (a < b ? -1 : 1))) {
     ensure(target, 'file');
     binds.push(`mount --bind ${shq(source)} ${shq(target)}`);
   }
   sh.push(...prepare, ...binds);
-  // Never let a write meant for the emulator reach the host kernel: every /proc view must now be a bind.
-  sh.push('PROC_DEV=$(stat -c %d /proc)');
-  for (const target of [...procFiles.keys()].sort()) {
-    sh.push(`[ "$(stat -c %d ${shq(target)})" != "$PROC_DEV" ] || { echo "tracefs-emu exec: ${target} is still the host's" >&2; exit 125; }`);
+  // Never let a write meant for the emulator reach the host kernel: each view must now be a bind from elsewhere.
+  sh.push('fs_dev() { stat -c %d "$1"; }', 'PROC_DEV=$(fs_dev /proc) SYS_DEV=$(fs_dev /sys)');
+  for (const target of [...views.keys()].sort()) {
+    const dev = target.startsWith('/sys/') ? '$SYS_DEV' : '$PROC_DEV';
+    sh.push(`[ "$(fs_dev ${shq(target)})" != "${dev}" ] || { echo "tracefs-emu exec: ${target} is still the host's" >&2; exit 125; }`);
   }
 
   // Users: the ownership tests pick a non-root user and group from the end of these files.
@@ -251,7 +262,7 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     `mount -t overlay emu-sbin -o ${shq(`lowerdir=${runtime}/sbin:${facts.sbin}`)} ${shq(facts.sbin)} 2>/dev/null ||`,
     `  echo "tracefs-emu exec: no overlay on ${facts.sbin}: mount -o remount of tracefs will not reach the emulator" >&2`,
     'PATH="$R/bin:$PATH"; export PATH',
-    'unset n o e t R PROC_DEV',
+    'unset n o e t R PROC_DEV SYS_DEV',
     'exec "$@"',
   );
   return { script: sh.join('\n') + '\n', files, warnings };
@@ -294,7 +305,20 @@ export function hostFacts(): HostFacts {
     sbin: real('/sbin'),
     passwd: readOr('/etc/passwd'),
     group: readOr('/etc/group'),
-    sysctl: (p) => (existsSync(p) ? readOr(p) : undefined),
+    list: (d) => {
+      try {
+        return readdirSync(d);
+      } catch {
+        return [];
+      }
+    },
+    read: (p) => {
+      try {
+        return readFileSync(p, 'utf8');
+      } catch {
+        return undefined;
+      }
+    },
     loopbackUp: (parseInt(readOr('/sys/class/net/lo/flags', '0x1'), 16) & 1) === 1,
   };
 }

@@ -1,6 +1,6 @@
 /**
  * What a daemon serves besides its tracefs, for `exec` namespaces: the
- * emulated debugfs as a second FUSE mount, and the files shown at /proc
+ * emulated debugfs as a second FUSE mount, and the files shown at system
  * paths (the emulator's kallsyms, …), all next to the mount's state files.
  * The control command `namespace` tells `exec` where they are.
  */
@@ -13,14 +13,14 @@ import { type MountedTracefs, mountTracefs } from './mount.js';
 import { statePaths } from './state.js';
 
 /**
- * /proc files the emulator shows in place of the host kernel's, by path.
+ * Files the emulator shows in place of the host kernel's (/proc, /sys), by path.
  * Each returns the file's text, or undefined when the emulated kernel has no
  * such view yet (the namespace then keeps the host's file, with a warning).
  * The kernel's symbol table gives /proc/kallsyms (kallsymsText of
  * kernel.symbols, branch `symbols`); its banner will give /proc/version
  * (kprobe_args_symbol.tc compares it with linux_proc_banner).
  */
-export const PROC_VIEWS: Record<string, (emu: Emulator) => Buffer | string | undefined> = {};
+export const SYSTEM_VIEWS: Record<string, (emu: Emulator) => Buffer | string | undefined> = {};
 
 export interface NamespaceViews {
   info: DaemonInfo;
@@ -30,12 +30,12 @@ export interface NamespaceViews {
 
 let served: DaemonInfo | undefined;
 
-registerControlCommand('namespace', 'what `exec` binds in its namespace: the debugfs mount, /proc views, this socket', (_args, ctx) => ({
+registerControlCommand('namespace', 'what `exec` binds in its namespace: the debugfs mount, system file views, this socket', (_args, ctx) => ({
   ...served,
   controlSocket: ctx.state.socket,
 }));
 
-/** Mounts the debugfs and writes the /proc views of a daemon's mount. */
+/** Mounts the debugfs and writes the system file views of a daemon's mount. */
 export async function serveNamespaceViews(
   emulator: Emulator,
   mountpoint: string,
@@ -43,27 +43,27 @@ export async function serveNamespaceViews(
 ): Promise<NamespaceViews> {
   const base = statePaths(mountpoint).socket.replace(/\.sock$/, '');
   const debugDir = `${base}.debugfs`;
-  const procDir = `${base}.proc`;
+  const viewDir = `${base}.views`;
   const debugfs = await mountTracefs(emulator.debugfs, debugDir, {
     fuseOptions: ['fsname=debugfs', 'subtype=debugfs'],
     autoUnmount: opts.autoUnmount,
     log: opts.log,
   });
-  const proc: Record<string, string> = {};
+  const views: Record<string, string> = {};
   try {
-    mkdirSync(procDir, { recursive: true });
-    for (const [path, view] of Object.entries(PROC_VIEWS)) {
+    mkdirSync(viewDir, { recursive: true });
+    for (const [path, view] of Object.entries(SYSTEM_VIEWS)) {
       const text = view(emulator);
       if (text === undefined) continue;
-      const file = join(procDir, path.replace(/^\/proc\//, '').replace(/\//g, '_'));
+      const file = join(viewDir, path.slice(1).replace(/\//g, '_'));
       writeFileSync(file, text);
-      proc[path] = file;
+      views[path] = file;
     }
   } catch (e) {
     await debugfs.unmount().catch(() => {});
     throw e;
   }
-  const info: DaemonInfo = { debugfs: debugfs.mountpoint, proc };
+  const info: DaemonInfo = { debugfs: debugfs.mountpoint, views };
   served = info;
   return {
     info,
@@ -73,7 +73,7 @@ export async function serveNamespaceViews(
       try {
         await debugfs.unmount();
       } finally {
-        rmSync(procDir, { recursive: true, force: true });
+        rmSync(viewDir, { recursive: true, force: true });
         try {
           rmdirSync(debugDir); // only once unmounted and empty
         } catch {
