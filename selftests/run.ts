@@ -100,7 +100,7 @@ export function listTestFiles(dir: string): string[] {
 
 /** A test or directory named by the user, as an absolute path in the selftests. */
 export function resolveTestArg(selftests: string, arg: string): string {
-  const candidates = isAbsolute(arg) ? [arg] : [resolve(arg), join(selftests, arg), join(selftests, 'test.d', arg)];
+  const candidates = isAbsolute(arg) ? [arg] : [join(selftests, 'test.d', arg), join(selftests, arg), resolve(arg)];
   const found = candidates.find((c) => existsSync(c));
   if (!found) throw new Error(`selftests: no test or directory ${arg} (looked in ${candidates.join(', ')})`);
   return found;
