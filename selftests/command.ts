@@ -16,6 +16,7 @@ interface SelftestsArgs {
   'compare-kernel': boolean;
   raise: boolean;
   'fetch-only': boolean;
+  refresh: boolean;
   'init-expectations'?: string;
 }
 
@@ -31,7 +32,8 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
       .option('series', { type: 'string', default: '7.2', describe: 'selftests series (Debian linux-source-X.Y)' })
       .option('kernel', { type: 'string', choices: ['7.2', '6.12'], describe: 'kernel series the emulator behaves as (default: --series)' })
       .option('selftests', { type: 'string', describe: 'use this ftrace selftests directory instead of fetching one' })
-      .option('selftests-version', { type: 'string', describe: 'pin the linux-source version (default: the recorded choice, else the newest)' })
+      .option('selftests-version', { type: 'string', describe: "pin the linux-source version (default: the expectations', else the recorded choice, else the newest)" })
+      .option('refresh', { type: 'boolean', default: false, describe: 'fetch the newest linux-source of the series instead of the recorded or expected one' })
       .option('check', { type: 'boolean', default: false, describe: `CI: every series (${CHECK_SERIES.join(', ')}) against its own kernel and expectations` })
       .option('results', { type: 'string', describe: 'results directory (default selftests/results/<series>)' })
       .option('mount', { type: 'string', describe: 'run against this existing tracefs-emu mount instead of a fresh daemon' })
@@ -48,7 +50,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
     if (a['fetch-only']) {
       for (const series of a.check ? CHECK_SERIES : [a.series]) {
         const t0 = Date.now();
-        const f = await fetchSelftests({ series, version: a['selftests-version'] });
+        const f = await fetchSelftests({ series, version: a['selftests-version'], refresh: a.refresh });
         console.log(`${f.dir}\t(${f.version}, from ${f.from}, ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
       }
       return;
@@ -61,6 +63,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
           kernel: a.check ? series : a.kernel,
           selftests: a.check ? undefined : a.selftests,
           selftestsVersion: a['selftests-version'],
+          refresh: a.refresh,
           tests: (a.tests ?? []).map(String),
           results: a.check ? undefined : a.results,
           mount: a.mount,

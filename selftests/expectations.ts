@@ -191,3 +191,12 @@ export function initialExpectations(kernel: ResultRow[], ours: ResultRow[], head
   }
   return { header, entries };
 }
+
+/** The linux-source version an expectations file was made for (its header names it). */
+export function expectationsVersion(exp: ExpectationsFile | undefined): string | undefined {
+  for (const h of exp?.header ?? []) {
+    const m = /\(linux-source-\S+ (\S+)\)/.exec(h);
+    if (m) return m[1];
+  }
+  return undefined;
+}

@@ -5,14 +5,16 @@
  * ftracetest's logs and a comparison with the committed expectations.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runExec } from '../src/fuse/exec.js';
+import { statePaths } from '../src/fuse/state.js';
 import {
   compareWithExpectations,
   type Comparison,
+  expectationsVersion,
   type ExpectationsFile,
   formatExpectations,
   initialExpectations,
@@ -51,8 +53,10 @@ export interface RunOptions {
   kernel?: string;
   /** Use this selftests directory instead of the fetched one. */
   selftests?: string;
-  /** Pin the linux-source version of the fetched selftests. */
+  /** Pin the linux-source version of the fetched selftests (default: the expectations'). */
   selftestsVersion?: string;
+  /** Choose the newest linux-source again. */
+  refresh?: boolean;
   /** Tests or directories (relative to test.d, the selftests dir, or the cwd); none = all. */
   tests: string[];
   /** Where results.tsv and the logs go (default selftests/results/<series>). */
@@ -155,9 +159,9 @@ function runCli(args: string[], log: (m: string) => void): Promise<string> {
   });
 }
 
-/** A fresh emulator daemon for the run, and how to stop it. */
-export async function startEmulator(kernel: string, log: (m: string) => void): Promise<{ dir: string; stop(): Promise<void> }> {
-  const dir = mkdtempSync(join(tmpdir(), 'tracefs-emu-selftests-'));
+/** A fresh emulator daemon for the run, and how to stop it (its log then moves to `keepLog`). */
+export async function startEmulator(kernel: string, log: (m: string) => void, keepLog?: string): Promise<{ dir: string; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'emu-selftests-'));
   await runCli(['mount', dir, '--daemon', '--kernel', kernel], log);
   return {
     dir,
@@ -165,10 +169,37 @@ export async function startEmulator(kernel: string, log: (m: string) => void): P
       try {
         await runCli(['unmount', dir], log);
       } finally {
-        rmSync(dir, { recursive: true, force: true });
+        const daemonLog = statePaths(dir).log;
+        if (keepLog && existsSync(daemonLog)) {
+          copyFileSync(daemonLog, keepLog);
+          rmSync(daemonLog, { force: true });
+        }
+        try {
+          rmdirSync(dir); // only once unmounted
+        } catch {
+          log(`${dir} is still busy: left in place`);
+        }
       }
     },
   };
+}
+
+/**
+ * The selftests to run: the pinned version, else the one the expectations
+ * were made for (so that a run compares like with like), else the newest.
+ */
+async function fetchForExpectations(o: RunOptions, log: (m: string) => void): Promise<string> {
+  const wanted = o.selftestsVersion ?? expectationsVersion(loadExpectations(o.series));
+  if (wanted && !o.selftestsVersion && !o.refresh) {
+    try {
+      return (await fetchSelftests({ series: o.series, version: wanted, log })).dir;
+    } catch (e) {
+      log(`the expectations were made with linux-source-${o.series} ${wanted}, which apt no longer has (${(e as Error).message}): using the newest`);
+    }
+  }
+  const f = await fetchSelftests({ series: o.series, version: o.selftestsVersion, refresh: o.refresh, log });
+  if (wanted && f.version !== wanted) log(`running linux-source-${o.series} ${f.version}; the expectations were made with ${wanted}`);
+  return f.dir;
 }
 
 function loadExpectations(series: string): ExpectationsFile | undefined {
@@ -182,9 +213,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   const kernel = o.kernel ?? o.series;
   const t0 = Date.now();
 
-  const selftests = o.selftests
-    ? resolve(o.selftests)
-    : (await fetchSelftests({ series: o.series, version: o.selftestsVersion, log })).dir;
+  const selftests = o.selftests ? resolve(o.selftests) : await fetchForExpectations(o, log);
   if (!existsSync(join(selftests, 'ftracetest'))) throw new Error(`selftests: no ftracetest in ${selftests}`);
   const testDir = join(selftests, 'test.d');
   const args = o.tests.map((t) => resolveTestArg(selftests, t));
@@ -197,7 +226,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   mkdirSync(logDir, { recursive: true });
   log(`${planned.length} cases from ${selftests} against a ${kernel} emulator; results in ${resultsDir}`);
 
-  const emu = o.mount ? { dir: resolve(o.mount), stop: async () => {} } : await startEmulator(kernel, log);
+  const emu = o.mount ? { dir: resolve(o.mount), stop: async () => {} } : await startEmulator(kernel, log, join(resultsDir, 'daemon.log'));
   const transcript: string[] = [];
   const stderr: string[] = [];
   const timings: { c: CaseLine; ms: number }[] = [];

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   compareWithExpectations,
+  expectationsVersion,
   formatExpectations,
   initialExpectations,
   parseExpectations,
@@ -30,6 +31,13 @@ describe('expectations file', () => {
     expect(f.header).toEqual(['# expectations for the 7.2 selftests']);
     expect(f.entries[1]).toEqual({ test: 'b.tc', expected: 'FAIL', kernel: 'PASS', reason: 'not built yet' });
     expect(formatExpectations(f)).toBe(FILE);
+  });
+
+  it('names the selftests version it was made with', () => {
+    expect(expectationsVersion(parseExpectations('# Expected verdicts of the 6.12 ftrace selftests (linux-source-6.12 6.12.117-1~deb12u1) on the emulator.\n'))).toBe(
+      '6.12.117-1~deb12u1',
+    );
+    expect(expectationsVersion(parseExpectations(FILE))).toBeUndefined();
   });
 
   it('rejects an unknown verdict', () => {
