@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runExec } from '../src/fuse/exec.js';
-import { statePaths } from '../src/fuse/state.js';
+import { controlRequest } from '../src/fuse/control.js';
+import { readState, statePaths } from '../src/fuse/state.js';
 import {
   compareWithExpectations,
   type Comparison,
@@ -237,6 +238,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
     let child = 0;
     let startedAt = Date.now();
     let killedAt = 0;
+    let lastOutput = Date.now();
     const nameOf = (c: CaseLine) => caseName(testDir, planned[c.caseNo - 1], c);
     const parser = new FtracetestOutputParser({
       onStart: () => {
@@ -246,22 +248,30 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
       onResult: (c) => timings.push({ c, ms: Date.now() - startedAt }),
     });
     // The watchdog: a test running too long has its processes killed (ftracetest then
-    // counts it FAIL and goes on); if even that does not end it, the run is stopped.
+    // counts it FAIL and goes on); if even that does not end it, or the daemon no longer
+    // answers (every later test would hang as well), the run is stopped.
+    const stopRun = (why: string) => {
+      if (broken) return;
+      log(`${why}: stopping ftracetest`);
+      broken = true;
+      for (const p of [child, ...descendantsOf(child)]) signal(p, 'SIGKILL');
+    };
     const watchdog = setInterval(() => {
       const running = parser.running;
-      if (!child || !running) return;
       const now = Date.now();
+      if (child && !running && !broken && now - lastOutput > (o.testTimeout + 60) * 1000) {
+        stopRun(`no output from ftracetest for ${o.testTimeout + 60} s outside any test`);
+      }
+      if (!child || !running || broken) return;
       if (!killedAt && now - startedAt > o.testTimeout * 1000) {
         const name = nameOf(running);
         log(`case ${running.caseNo} (${name}) ran over ${o.testTimeout} s: killing it`);
         timedOut.push(name);
         killedAt = now;
         for (const p of descendantsOf(child)) signal(p, 'SIGKILL');
+        void daemonAnswers(emu.dir).then((ok) => ok || stopRun('the emulator daemon does not answer'));
       } else if (killedAt && now - killedAt > 30_000) {
-        log(`case ${running.caseNo} did not end after being killed: stopping ftracetest`);
-        broken = true;
-        for (const p of [child, ...descendantsOf(child)]) signal(p, 'SIGKILL');
-        killedAt = Number.MAX_SAFE_INTEGER;
+        stopRun(`case ${running.caseNo} did not end after being killed`);
       }
     }, 1000);
     try {
@@ -274,6 +284,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
           onSpawn: (pid) => (child = pid),
           onStdout: (d) => {
             const s = d.toString('latin1');
+            lastOutput = Date.now();
             transcript.push(s);
             echo(s);
             parser.push(s);
@@ -357,6 +368,18 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   writeFileSync(join(resultsDir, 'summary.txt'), summary);
   process.stdout.write(summary);
   return result;
+}
+
+/** Whether the daemon of a mount still answers its control socket (a hung emulator does not). */
+async function daemonAnswers(dir: string): Promise<boolean> {
+  const st = readState(dir);
+  if (!st) return true; // not ours to judge (e.g. --mount of a foreground mount)
+  try {
+    await controlRequest(st.socket, 'status', {}, 10_000);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function caseName(testDir: string, f: { file: string; instance: boolean } | undefined, c: CaseLine): string {

@@ -4,6 +4,8 @@
  * in a namespace where those are at the standard paths.
  */
 import { readFileSync, realpathSync } from 'node:fs';
+import { realpath } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { controlRequest } from './control.js';
 import { runMountHelper } from './mount_helper.js';
@@ -23,9 +25,11 @@ export async function daemonInfo(mountDir: string): Promise<DaemonInfo | undefin
   const st = readState(mountDir);
   if (!st || !isAlive(st.pid)) return undefined;
   try {
-    return { ...((await controlRequest(st.socket, 'namespace')) as DaemonInfo), controlSocket: st.socket };
-  } catch {
-    return { controlSocket: st.socket };
+    return { ...((await controlRequest(st.socket, 'namespace', {}, 10_000)) as DaemonInfo), controlSocket: st.socket };
+  } catch (e) {
+    // An older daemon without the command still has its socket; a hung one is no use.
+    if (/unknown command/.test((e as Error).message)) return { controlSocket: st.socket };
+    throw new Error(`exec: the daemon serving ${mountDir} (pid ${st.pid}) does not answer: ${(e as Error).message}`);
   }
 }
 
@@ -35,11 +39,22 @@ export function nsHelperCommand(): string {
   return `${shq(process.execPath)} ${shq(cli)} ns-helper`;
 }
 
-export function mountPointOf(dir: string): { mountPoint: string; traceLike: boolean } | undefined {
-  const real = realpathSync(dir);
-  const m = parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8')).filter((e) => e.mountPoint === real);
-  const top = m[m.length - 1];
-  return top ? { mountPoint: real, traceLike: isTraceMount(top) } : undefined;
+/**
+ * The mount at `dir`, from mountinfo, without touching the mount itself (a
+ * hung daemon would block any access to it); a symlinked path is resolved
+ * with a time limit.
+ */
+export async function mountPointOf(dir: string): Promise<{ mountPoint: string; traceLike: boolean } | undefined> {
+  const mounts = parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'));
+  const find = (p: string) => mounts.filter((e) => e.mountPoint === p).pop();
+  let abs = resolve(dir);
+  let top = find(abs);
+  if (!top) {
+    const timeout = new Promise<undefined>((ok) => setTimeout(() => ok(undefined), 5000).unref());
+    const real = await Promise.race([realpath(dir).catch(() => undefined), timeout]);
+    if (real) top = find((abs = real));
+  }
+  return top ? { mountPoint: abs, traceLike: isTraceMount(top) } : undefined;
 }
 
 export interface ExecArgs {
@@ -52,7 +67,7 @@ export interface ExecArgs {
 }
 
 export async function namespaceSpecFor(args: Pick<ExecArgs, 'mount' | 'debugfs' | 'kallsyms' | 'control'>): Promise<NamespaceSpec> {
-  const mp = mountPointOf(args.mount);
+  const mp = await mountPointOf(args.mount);
   if (!mp) throw new Error(`exec: nothing is mounted at ${args.mount} (start one: tracefs-emu mount ${args.mount} --daemon)`);
   const info = (await daemonInfo(mp.mountPoint)) ?? {};
   const views = { ...(info.views ?? {}) };

@@ -17,7 +17,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import { binShims, sbinShims, type ShimContext, shq } from './ns_shims.js';
 
 export interface NamespaceSpec {
@@ -356,8 +356,9 @@ export async function execInNamespace(spec: NamespaceSpec, argv: string[], opts:
   try {
     const facts = hostFacts();
     const warn = opts.warn ?? ((m: string) => process.stderr.write(`tracefs-emu exec: ${m}\n`));
+    // Mount points are compared as mountinfo shows them; never stat them here (a hung daemon would block).
+    const resolved: NamespaceSpec = { ...spec, tracefs: resolve(spec.tracefs), debugfs: spec.debugfs && resolve(spec.debugfs) };
     const real = (p: string) => realpathSync(p);
-    const resolved: NamespaceSpec = { ...spec, tracefs: real(spec.tracefs), debugfs: spec.debugfs && real(spec.debugfs) };
     const plan = planNamespace(
       resolved,
       facts,
