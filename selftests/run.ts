@@ -85,6 +85,8 @@ export interface RunResult {
   timedOut: string[];
   /** The run broke off (ftracetest killed): tests after that have no result. */
   broken: boolean;
+  /** Expectations that differ from the kernel's verdict without a reason. */
+  unexplained: string[];
   seconds: number;
   resultsDir: string;
 }
@@ -313,7 +315,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   );
   const seconds = (Date.now() - t0) / 1000;
 
-  const result: RunResult = { series: o.series, rows, regressions: [], timedOut, broken, seconds, resultsDir };
+  const result: RunResult = { series: o.series, rows, regressions: [], timedOut, broken, unexplained: [], seconds, resultsDir };
   if (o.initExpectations) {
     const path = expectationsPath(o.series);
     if (existsSync(path)) throw new Error(`selftests: ${path} exists; expectations only move up (--raise)`);
@@ -362,6 +364,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   const notRaised = cmp.filter((c) => (c.outcome === 'better' || c.outcome === 'sideways') && !raisable(c)).length;
   if (notRaised) out.push('', `${notRaised} tests moved without reaching the kernel's verdict or passing (not raised; --compare-kernel lists them)`);
   const bad = unexplained(exp);
+  result.unexplained = bad.map((e) => e.test);
   if (bad.length) out.push('', `expectations differing from the kernel without a reason: ${bad.map((e) => e.test).join(', ')}`);
   if (timedOut.length) out.push('', `timed out (killed after ${o.testTimeout} s): ${timedOut.join(', ')}`);
   const summary = out.join('\n') + '\n';
