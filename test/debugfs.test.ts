@@ -19,10 +19,12 @@ describe('debugfs', () => {
     expect(() => debugfs.stat('kprobes', nobody)).toThrow(expect.objectContaining({ code: 'EACCES' }));
   });
 
-  it('shows no kprobe while nothing is registered, armed', async () => {
+  it('shows no kprobe while nothing is registered, armed, and the kernel blacklist', async () => {
     const { debugfs } = createEmulator({ cpus: 1 });
     expect(await debugfs.readFile('kprobes/list', root)).toBe('');
     expect(await debugfs.readFile('kprobes/enabled', root)).toBe('1\n');
+    const bl = await debugfs.readFile('kprobes/blacklist', root);
+    expect(bl).toMatch(/^0x[0-9a-f]{16}-0x[0-9a-f]{16}\tasm_exc_divide_error$/m);
   });
 
   it('disarms and re-arms through kprobes/enabled (kstrtobool), EINVAL otherwise', async () => {

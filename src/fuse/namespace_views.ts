@@ -7,6 +7,7 @@
 import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Emulator } from '../index.js';
+import { kallsymsText } from '../kernel/kallsyms.js';
 import { registerControlCommand } from './control.js';
 import type { DaemonInfo } from './exec.js';
 import { type MountedTracefs, mountTracefs } from './mount.js';
@@ -15,12 +16,13 @@ import { statePaths } from './state.js';
 /**
  * Files the emulator shows in place of the host kernel's (/proc, /sys), by path.
  * Each returns the file's text, or undefined when the emulated kernel has no
- * such view yet (the namespace then keeps the host's file, with a warning).
- * The kernel's symbol table gives /proc/kallsyms (kallsymsText of
- * kernel.symbols, branch `symbols`); its banner will give /proc/version
- * (kprobe_args_symbol.tc compares it with linux_proc_banner).
+ * such view (the namespace then keeps the host's file, with a warning).
+ * Still to come: /proc/version from the kernel's banner (kprobe_args_symbol.tc
+ * compares it with linux_proc_banner read through a probe).
  */
-export const SYSTEM_VIEWS: Record<string, (emu: Emulator) => Buffer | string | undefined> = {};
+export const SYSTEM_VIEWS: Record<string, (emu: Emulator) => Buffer | string | undefined> = {
+  '/proc/kallsyms': (e) => kallsymsText(e.kernel.symbols),
+};
 
 export interface NamespaceViews {
   info: DaemonInfo;

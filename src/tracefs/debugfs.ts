@@ -26,12 +26,12 @@ export interface KprobesDebugView {
   setArmed(on: boolean): void;
 }
 
-/** A kprobes subsystem with nothing registered (and an empty blacklist). */
-export function idleKprobes(): KprobesDebugView {
+/** A kprobes subsystem with nothing registered, and the kernel's blacklist. */
+export function idleKprobes(kernel: Kernel): KprobesDebugView {
   let armed = true;
   return {
     list: () => '',
-    blacklist: () => '',
+    blacklist: () => kernel.kprobeBlacklist.text,
     armed: () => armed,
     setArmed(on) {
       armed = on;
@@ -58,7 +58,7 @@ export interface DebugfsOptions {
 
 /** The debugfs tree, as the library API serves it (root drwx------, as on the kernel). */
 export function buildDebugfs(kernel: Kernel, opts: DebugfsOptions = {}): Tracefs {
-  const kp = opts.kprobes ?? idleKprobes();
+  const kp = opts.kprobes ?? idleKprobes(kernel);
   const root = new Dir('', 0o700);
   const kprobes = root.add(new Dir('kprobes', 0o755));
   kprobes.add(new File('blacklist', 0o400, seqRead(() => kp.blacklist())));
