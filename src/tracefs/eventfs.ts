@@ -9,6 +9,7 @@
 import { fail } from '../kernel/errno.js';
 import { EVENT_FL_IGNORE_ENABLE, EVENT_FL_NO_REG, type TraceEventType } from '../trace/event_type.js';
 import type { ArrayEvents } from '../trace/events/array_events.js';
+import { subbufSize, updateBuffers } from '../trace/events/array_hooks.js';
 import { applyEventFilter, applySystemFilter, showSystemFilter } from '../trace/events/filter/event_filter.js';
 import { formatText } from '../trace/events/format_file.js';
 import { enabledState, setClearEvents } from '../trace/events/set_event.js';
@@ -41,7 +42,7 @@ export function eventDirFiles(te: TraceEvents, type: TraceEventType): string[] {
 }
 
 function headerPage(tr: TraceArray, series: string): string {
-  const subbuf = (tr as unknown as { buffer?: { subbufSize?: number } }).buffer?.subbufSize ?? PAGE_SIZE;
+  const subbuf = subbufSize(tr);
   const overwrite = series === '6.12' ? '\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n' : '\tfield: char overwrite;\toffset:8;\tsize:1;\tsigned:0;\n';
   return (
     '\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n' +
@@ -61,11 +62,6 @@ const HEADER_EVENT =
   '\ttime_extend : type == 30\n' +
   '\ttime_stamp : type == 31\n' +
   '\tdata max type_len  == 28\n';
-
-/** tracing_update_buffers(): enabling an event grows the buffers to their working size. */
-function updateBuffers(tr: TraceArray): void {
-  (tr as unknown as { updateBuffers?(): void }).updateBuffers?.();
-}
 
 /** A file that holds its trace array while open (tracing_open_file_tr()), and refuses to be used once its event is gone. */
 function held(ae: ArrayEvents, ops: FileOps, alive: () => boolean = () => true, opens?: Map<TraceEventType, number>, type?: TraceEventType): FileOps {

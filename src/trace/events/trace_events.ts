@@ -10,7 +10,7 @@ import type { Kernel } from '../../kernel/kernel.js';
 import type { AddressSpace } from '../../kernel/memory.js';
 import type { Series } from '../../kernel/series.js';
 import type { SymbolTable } from '../../kernel/symbols.js';
-import type { Task } from '../../kernel/task.js';
+import { Task } from '../../kernel/task.js';
 import type { TracepointProbe, TracepointRegistry } from '../../kernel/tracepoint.js';
 import { EVENT_FL_IGNORE_ENABLE, EVENT_FL_NO_REG, type TraceEventType } from '../event_type.js';
 import type { TraceArray } from '../trace_array.js';
@@ -26,6 +26,7 @@ import { StaticEventType } from './static_event.js';
 import { createStaticEventType } from './static_events.js';
 import { SyscallTracepoints } from './syscall_records.js';
 import { standardTriggerCommands } from './triggers/commands.js';
+import { callPostTriggers, callTriggers } from './triggers/trigger.js';
 
 /** trace_event_class->reg(): attach / detach the event's source when the first / last array enables it. */
 export interface EventRegistration {
@@ -125,8 +126,25 @@ export class TraceEvents {
 
   array(tr: TraceArray): ArrayEvents {
     let ae = this.arrays.get(tr);
-    if (!ae) this.arrays.set(tr, (ae = new ArrayEvents(this, tr)));
+    if (!ae) {
+      this.arrays.set(tr, (ae = new ArrayEvents(this, tr)));
+      this.hookMarker(ae);
+    }
     return ae;
+  }
+
+  /** trace_marker writes run the triggers of ftrace/print (with the text NUL-ended, before its newline). */
+  private hookMarker(ae: ArrayEvents): void {
+    const print = this.tracing.ftraceTypes.print;
+    ae.tr.markerHook = (entry, cpu) => {
+      const f = ae.peek(print);
+      if (!f?.triggers.length) return;
+      const pid = entry.readInt32LE(4);
+      const task = this.kernel.tasks.get(pid) ?? Object.assign(new Task(pid, pid, '<...>', 0), { cpu });
+      const ctx: ExecContext = { task, cpu, flags: entry[2], preemptCount: entry[3] };
+      const post = callTriggers(f, entry, ctx);
+      if (post) callPostTriggers(f, post, ctx);
+    };
   }
 
   /** An instance is removed: everything it had on goes off. */

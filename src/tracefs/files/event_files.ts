@@ -6,6 +6,7 @@
 import { fail } from '../../kernel/errno.js';
 import { atLeast } from '../../kernel/series.js';
 import type { ArrayEvents } from '../../trace/events/array_events.js';
+import { updateBuffers } from '../../trace/events/array_hooks.js';
 import { SYSCALL_USER_BUF_MAX } from '../../trace/events/array_events.js';
 import { canEnable, parseSelector, setClearEvents, showSetEvent } from '../../trace/events/set_event.js';
 import type { TraceEvents } from '../../trace/events/trace_events.js';
@@ -33,10 +34,6 @@ function holding(tr: TraceArray, ops: FileOps): FileOps {
       ops.release?.(f);
     },
   };
-}
-
-function updateBuffers(tr: TraceArray): void {
-  (tr as unknown as { updateBuffers?(): void }).updateBuffers?.();
 }
 
 function setEventFile(ae: ArrayEvents): FileOps {
