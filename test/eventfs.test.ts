@@ -35,3 +35,21 @@ describe('eventfs layout', () => {
     console.log(`instance with events/: ${per.toFixed(2)} ms`);
   });
 });
+
+describe('events/header_page and header_event', () => {
+  for (const series of ['7.2', '6.12'] as const) {
+    it(`match the ${series} census`, async () => {
+      const { readFileSync, existsSync } = await import('node:fs');
+      const file = `/work/census/${series}/file-contents`;
+      const { fs } = createEmulator({ cpus: 2, series });
+      const page = await fs.readFile('events/header_page');
+      const event = await fs.readFile('events/header_event');
+      expect(page).toContain('\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n');
+      if (!existsSync(file)) return;
+      const text = readFileSync(file, 'latin1');
+      const block = (name: string) => new RegExp(`^== events/${name}\\n([\\s\\S]*?)== rc=0$`, 'm').exec(text)![1];
+      expect(page).toBe(block('header_page'));
+      expect(event).toBe(block('header_event'));
+    });
+  }
+});

@@ -15,6 +15,7 @@ import { formatText } from '../trace/events/format_file.js';
 import { enabledState, setClearEvents } from '../trace/events/set_event.js';
 import { type EventTypeListener, TraceEvents } from '../trace/events/trace_events.js';
 import { processTrigger, showTriggers } from '../trace/events/triggers/trigger.js';
+import { entryHeaderFormat, pageHeaderFormat } from '../trace/ring_buffer_event.js';
 import type { TraceArray } from '../trace/trace_array.js';
 import { addEventRootFiles } from './files/event_files.js';
 import { Dir, File, type FileOps, type Node, type OpenFile } from './node.js';
@@ -41,27 +42,12 @@ export function eventDirFiles(te: TraceEvents, type: TraceEventType): string[] {
   return files.sort();
 }
 
+/** events/header_page: the sub-buffer header; 6.12 still called `overwrite` an int. */
 function headerPage(tr: TraceArray, series: string): string {
-  const subbuf = subbufSize(tr);
-  const overwrite = series === '6.12' ? '\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n' : '\tfield: char overwrite;\toffset:8;\tsize:1;\tsigned:0;\n';
-  return (
-    '\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n' +
-    '\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n' +
-    overwrite +
-    `\tfield: char data;\toffset:16;\tsize:${subbuf - 16};\tsigned:0;\n`
-  );
+  const text = pageHeaderFormat(subbufSize(tr));
+  if (series !== '6.12') return text;
+  return text.replace('\tfield: char overwrite;\toffset:8;\tsize:1;\tsigned:0;', '\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;');
 }
-
-const HEADER_EVENT =
-  '# compressed entry header\n' +
-  '\ttype_len    :    5 bits\n' +
-  '\ttime_delta  :   27 bits\n' +
-  '\tarray       :   32 bits\n' +
-  '\n' +
-  '\tpadding     : type == 29\n' +
-  '\ttime_extend : type == 30\n' +
-  '\ttime_stamp : type == 31\n' +
-  '\tdata max type_len  == 28\n';
 
 /** A file that holds its trace array while open (tracing_open_file_tr()), and refuses to be used once its event is gone. */
 function held(ae: ArrayEvents, ops: FileOps, alive: () => boolean = () => true, opens?: Map<TraceEventType, number>, type?: TraceEventType): FileOps {
@@ -181,7 +167,7 @@ export class EventsDir {
       })),
     );
     dir.add(new File('header_page', 0o440, held(ae, oneShot(() => headerPage(tr, this.te.series)))));
-    dir.add(new File('header_event', 0o440, held(ae, oneShot(() => HEADER_EVENT))));
+    dir.add(new File('header_event', 0o440, held(ae, oneShot(() => entryHeaderFormat()))));
     for (const t of this.te.types()) this.addType(t);
     for (const t of this.internalTypes()) this.addType(t);
   }
