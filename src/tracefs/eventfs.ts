@@ -288,7 +288,7 @@ export class EventsDir {
           d.add(new File('id', 0o440, hold(oneShot(() => `${type.id}\n`))));
           break;
         case 'hist':
-          d.add(new File('hist', 0o440, hold(seqRead(() => ''))));
+          d.add(new File('hist', 0o440, hold(seqRead(() => (te.histShow ? te.histShow(ae.file(type)) : '')))));
           break;
       }
     }

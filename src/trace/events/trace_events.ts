@@ -21,6 +21,7 @@ import { type InternalEventSpec, loadCatalogue } from './catalogue.js';
 import type { EventFile, PendingRecord } from './event_file.js';
 import type { FilterInput } from './filter/predicate.js';
 import type { PrintEnv } from './print_fmt/value.js';
+import { pointerHasher } from './print_fmt/vsprintf.js';
 import { KernelStringTable, RecordBuilder } from './record_builder.js';
 import { StaticEventType } from './static_event.js';
 import { createStaticEventType } from './static_events.js';
@@ -65,6 +66,10 @@ export class TraceEvents {
   /** ftrace/* internal events as the catalogue knows them (their formats and event directory files). */
   readonly internal: ReadonlyMap<string, InternalEventSpec>;
   memory: MemoryAccess;
+  /** %p's hashed ids: keyed by the kernel's seed, so a run is reproducible. */
+  readonly hashPointer: (addr: bigint) => bigint;
+  /** What an event's `hist` file shows (the hist triggers, when they exist). */
+  histShow?: (file: EventFile) => string;
   private order: TraceEventType[] = [];
   private readonly arrays = new Map<TraceArray, ArrayEvents>();
   private readonly active = new Map<TraceEventType, Set<EventFile>>();
@@ -85,6 +90,7 @@ export class TraceEvents {
     this.kernel = tracing.kernel;
     this.series = tracing.kernel.series;
     this.memory = defaultMemory(tracing.kernel);
+    this.hashPointer = pointerHasher(BigInt.asUintN(64, BigInt(tracing.kernel.seed) * 0x9e3779b97f4a7c15n + 0x632be59bd9b4e019n));
     const cat = loadCatalogue(this.series);
     this.internal = new Map(cat.internal.map((e) => [e.name, e]));
     this.syscalls = new SyscallTracepoints(this);
@@ -302,9 +308,16 @@ export class TraceEvents {
   printEnv(): PrintEnv {
     return {
       symbols: this.symbols(),
+      hashPointer: this.hashPointer,
       readKernelString: (addr) => this.strings.stringAt(addr) ?? cString(this.memory.readKernel?.(addr, 4096))?.toString('latin1'),
       readKernel: (addr, len) => this.memory.readKernel?.(addr, len),
+      variable: (name) => (name === 'jiffies' ? this.jiffies() : undefined),
     };
+  }
+
+  /** jiffies now: HZ=250 counting from INITIAL_JIFFIES (five minutes before the 32-bit wrap) at boot. */
+  jiffies(): bigint {
+    return 4294892296n + (this.kernel.clock.nowNs() * 250n) / 1000000000n;
   }
 }
 
