@@ -50,7 +50,8 @@ function headerPage(tr: TraceArray, series: string): string {
 }
 
 /** A file that holds its trace array while open (tracing_open_file_tr()), and refuses to be used once its event is gone. */
-function held(ae: ArrayEvents, ops: FileOps, alive: () => boolean = () => true, opens?: Map<TraceEventType, number>, type?: TraceEventType): FileOps {
+function held(ae: ArrayEvents, ops: FileOps, isAlive: () => boolean = () => true, opens?: Map<TraceEventType, number>, type?: TraceEventType): FileOps {
+  const alive = () => !ae.dead && isAlive();
   return {
     ...ops,
     open(f: OpenFile) {

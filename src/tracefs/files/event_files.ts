@@ -22,10 +22,11 @@ const PID_BUF = 128;
 /** pid_list's MAX_PID. */
 const MAX_PID = 1 << 30;
 
-function holding(tr: TraceArray, ops: FileOps): FileOps {
+function holding(tr: TraceArray, ops: FileOps, ae?: ArrayEvents): FileOps {
   return {
     ...ops,
     open(f: OpenFile) {
+      if (ae?.dead) fail('ENODEV');
       tr.refs++;
       return ops.open?.(f);
     },
@@ -135,10 +136,10 @@ function availableEvents(te: TraceEvents): string {
 export function addEventRootFiles(dir: Dir, te: TraceEvents, tr: TraceArray): void {
   const ae = te.array(tr);
   const v72 = atLeast(te.series, '7.2');
-  dir.add(new File('set_event', 0o640, holding(tr, setEventFile(ae))));
+  dir.add(new File('set_event', 0o640, holding(tr, setEventFile(ae), ae)));
   dir.add(new File('available_events', 0o440, holding(tr, seqRead(() => availableEvents(te)))));
-  dir.add(new File('set_event_pid', 0o640, holding(tr, pidFile(ae, 'pids'))));
-  dir.add(new File('set_event_notrace_pid', 0o640, holding(tr, pidFile(ae, 'noPids'))));
+  dir.add(new File('set_event_pid', 0o640, holding(tr, pidFile(ae, 'pids'), ae)));
+  dir.add(new File('set_event_notrace_pid', 0o640, holding(tr, pidFile(ae, 'noPids'), ae)));
   if (v72) {
     dir.add(new File('show_event_filters', 0o440, holding(tr, seqRead(() => showFilters(ae)))));
     dir.add(new File('show_event_triggers', 0o440, holding(tr, seqRead(() => showTriggersAll(ae)))));
