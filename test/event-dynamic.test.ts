@@ -86,3 +86,19 @@ describe('instance removal', () => {
     expect(() => f.fops.open!({ node: f, caller: { pid: 1, uid: 0, gid: 0 }, flags: 1, readable: false, writable: true })).toThrow(expect.objectContaining({ code: 'ENODEV' }));
   });
 });
+
+describe('dynamic event ids', () => {
+  it('starts after the static events and reuses freed ids (7.2: 1592, 6.12: 1496)', () => {
+    for (const [series, first] of [['7.2', 1592], ['6.12', 1496]] as const) {
+      const { te } = emulator(series);
+      expect(te.allocEventId()).toBe(first);
+      const mk = (name: string, id: number) =>
+        new StaticEventType({ system: 'kprobes', name, id, fields: [], printFmt: '""' });
+      const a = te.addEventType(mk('a', te.allocEventId()));
+      te.addEventType(mk('b', te.allocEventId()));
+      expect(te.allocEventId()).toBe(first + 2);
+      te.removeEventType(a);
+      expect(te.allocEventId()).toBe(first);
+    }
+  });
+});

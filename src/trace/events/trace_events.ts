@@ -71,6 +71,8 @@ export class TraceEvents {
   /** What an event's `hist` file shows (the hist triggers, when they exist). */
   histShow?: (file: EventFile) => string;
   private order: TraceEventType[] = [];
+  /** __TRACE_LAST_TYPE: where TRACE_EVENT ids start. */
+  private readonly firstEventId: number;
   private readonly arrays = new Map<TraceArray, ArrayEvents>();
   private readonly active = new Map<TraceEventType, Set<EventFile>>();
   private readonly regs = new Map<TraceEventType, EventRegistration>();
@@ -92,6 +94,7 @@ export class TraceEvents {
     this.memory = defaultMemory(tracing.kernel);
     this.hashPointer = pointerHasher(BigInt.asUintN(64, BigInt(tracing.kernel.seed) * 0x9e3779b97f4a7c15n + 0x632be59bd9b4e019n));
     const cat = loadCatalogue(this.series);
+    this.firstEventId = Math.min(...cat.events.map((e) => e.id));
     this.internal = new Map(cat.internal.map((e) => [e.name, e]));
     this.syscalls = new SyscallTracepoints(this);
     const env = () => this.printEnv();
@@ -188,6 +191,16 @@ export class TraceEvents {
     this.builders.delete(type);
     this.active.delete(type);
     for (const l of this.listeners) l.removed?.(type);
+  }
+
+  /**
+   * The id a new dynamic event gets: the lowest free one from the first
+   * TRACE_EVENT id on (the kernel's IDA), so removed events' ids come back.
+   */
+  allocEventId(): number {
+    let id = this.firstEventId;
+    while (this.tracing.eventTypes.byId(id)) id++;
+    return id;
   }
 
   /** Whether `type` is on in some trace array (a dynamic event's source then stays armed). */
