@@ -53,3 +53,14 @@ describe('events/header_page and header_event', () => {
     });
   }
 });
+
+describe('README', () => {
+  it('describes set_event (with :mod: on 7.2), events/ and triggers', async () => {
+    const r72 = await createEmulator({ cpus: 2 }).fs.readFile('README');
+    expect(r72).toContain('Can enable module events via: :mod:<module>');
+    expect(r72).toContain('      trigger\t\t- If set, a command to perform when event is hit\n');
+    const r612 = await createEmulator({ cpus: 2, series: '6.12' }).fs.readFile('README');
+    expect(r612).not.toContain(':mod:<module>\n\t\t\t');
+    expect(r612).toContain('  events/\t\t- Directory containing all trace event subsystems:\n');
+  });
+});

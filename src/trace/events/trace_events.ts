@@ -97,6 +97,9 @@ export class TraceEvents {
     this.firstEventId = Math.min(...cat.events.map((e) => e.id));
     this.internal = new Map(cat.internal.map((e) => [e.name, e]));
     this.syscalls = new SyscallTracepoints(this);
+    // README paragraphs of set_event, events/ and the trigger file.
+    tracing.features.add('events');
+    tracing.features.add('event_triggers');
     const env = () => this.printEnv();
     for (const spec of cat.events) {
       if (tracing.eventTypes.byId(spec.id) || tracing.eventTypes.get(spec.system, spec.name)) continue;
