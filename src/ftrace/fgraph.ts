@@ -1,0 +1,506 @@
+/**
+ * The function-graph infrastructure (kernel/trace/fgraph.c): up to 16
+ * fgraph_ops share one manager ftrace_ops (graph_ops, whose callback
+ * ftrace_graph_func hooks the return of every traced call through
+ * return_to_handler) and one shadow stack per task, on which each call
+ * pushes a frame and each fgraph_ops may reserve data for its return
+ * callback.
+ */
+import { fail } from '../kernel/errno.js';
+import type { Kernel } from '../kernel/kernel.js';
+import type { PtRegs } from '../kernel/regs.js';
+import type { Task } from '../kernel/task.js';
+import { Ftrace } from './ftrace.js';
+import { hashContains, type FuncHash } from './ftrace_hash.js';
+import { FTRACE_OPS_FL_GRAPH, FTRACE_OPS_FL_PID, FtraceOps, type FtracePidFilter } from './ftrace_ops.js';
+import { taskLifecycle } from './kernel_seam.js';
+import { ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from './recursion.js';
+import {
+  FGRAPH_ARRAY_SIZE,
+  FGRAPH_FRAME_OFFSET,
+  FGRAPH_MAX_DATA_SIZE,
+  FGRAPH_TYPE_DATA,
+  SHADOW_STACK_MAX_OFFSET,
+  SHADOW_STACK_SIZE,
+  TASK_VARS,
+  bitmapOf,
+  bitmapWord,
+  dataIndexOf,
+  dataSizeOf,
+  dataWord,
+  newShadowStack,
+  reservedWord,
+  wordOffset,
+  wordType,
+} from './shadow_stack.js';
+import { ftraceTask, peekFtraceTask, type FtraceTaskState } from './task_state.js';
+
+/** struct ftrace_graph_ent. */
+export interface FgraphEnt {
+  func: bigint;
+  depth: number;
+}
+
+/** struct ftrace_graph_ret. */
+export interface FgraphRet {
+  func: bigint;
+  /** %ax at return (FUNCTION_GRAPH_RETVAL). */
+  retval: bigint;
+  depth: number;
+  /** The task's count of calls lost to a full shadow stack. */
+  overrun: number;
+}
+
+/** Entry callback: true to have the return callback called for this call. */
+export type FgraphEntryFunc = (trace: FgraphEnt, gops: FgraphOps, regs: PtRegs, task: Task) => boolean;
+export type FgraphRetFunc = (trace: FgraphRet, gops: FgraphOps, regs: PtRegs, task: Task) => void;
+
+export interface FgraphOpsInit {
+  entryfunc: FgraphEntryFunc;
+  retfunc: FgraphRetFunc;
+  /** Kernel symbols of the two callbacks (enabled_functions' `subops: {ent:… ret:…}`). */
+  entrySym: string;
+  retSym: string;
+  private?: unknown;
+  /** Hashes shared with another ops (a trace array's function ops); own empty ones otherwise. */
+  funcHash?: FuncHash;
+  /** set_ftrace_pid filtering of the trace array it belongs to. */
+  pids?: FtracePidFilter;
+}
+
+/** struct fgraph_ops: one user of the function graph. */
+export class FgraphOps {
+  entryfunc: FgraphEntryFunc;
+  retfunc: FgraphRetFunc;
+  entrySym: string;
+  retSym: string;
+  private: unknown;
+  /** Its slot in the fgraph array (bit in the shadow-stack bitmap), -1 when not registered. */
+  idx = -1;
+  /** Its ftrace_ops, a sub-ops of graph_ops: what it filters on. */
+  readonly ops: FtraceOps;
+  savedFunc?: FgraphEntryFunc;
+  savedSym?: string;
+
+  constructor(init: FgraphOpsInit) {
+    this.entryfunc = init.entryfunc;
+    this.retfunc = init.retfunc;
+    this.entrySym = init.entrySym;
+    this.retSym = init.retSym;
+    this.private = init.private;
+    this.ops = new FtraceOps({
+      func: () => {},
+      funcSym: 'ftrace_stub',
+      flags: init.pids ? FTRACE_OPS_FL_PID : 0,
+      funcHash: init.funcHash,
+      private: this,
+      pids: init.pids,
+    });
+  }
+}
+
+const instances = new WeakMap<Kernel, Fgraph>();
+
+export class Fgraph {
+  readonly ftrace: Ftrace;
+  /** graph_ops: the one ftrace_ops through which every fgraph_ops traces. */
+  readonly graphOps: FtraceOps;
+  private readonly array: (FgraphOps | null)[] = new Array(FGRAPH_ARRAY_SIZE).fill(null);
+  /** Free slots, least recently released first (the kernel's LRU index table). */
+  private readonly lru: number[] = Array.from({ length: FGRAPH_ARRAY_SIZE }, (_, i) => i);
+  private bitmask = 0;
+  /** ftrace_graph_active: registered fgraph_ops. */
+  active = 0;
+  /** Tasks holding a shadow stack now. */
+  private readonly stacks = new Set<Task>();
+  /** Shadow stacks ever allocated (kmem_cache_alloc of fgraph_stack). */
+  stacksAllocated = 0;
+  private readonly returnToHandler: bigint;
+  /** fgraph_no_sleep_time: users wanting sleep time left out of durations. */
+  noSleepTime = 0;
+
+  static of(kernel: Kernel): Fgraph {
+    let g = instances.get(kernel);
+    if (!g) instances.set(kernel, (g = new Fgraph(kernel)));
+    return g;
+  }
+
+  private constructor(readonly kernel: Kernel) {
+    this.ftrace = Ftrace.of(kernel);
+    this.returnToHandler = kernel.symbols.lookupName('return_to_handler')?.addr ?? 0xffffffff81000000n;
+    this.graphOps = new FtraceOps({
+      func: (ip, _parentIp, _op, regs, task, id) => this.graphFunc(ip, regs, task, id),
+      funcSym: 'ftrace_graph_func',
+    });
+    this.ftrace.exec.trampolines.set(this.returnToHandler, (regs, task) => this.returnToHandlerCall(regs, task));
+    const life = taskLifecycle(kernel);
+    life.forked.add((child) => this.initTask(child));
+    life.exited.add((task) => this.exitTask(task));
+  }
+
+  /** The address return hooks are diverted to. */
+  get returnToHandlerAddr(): bigint {
+    return this.returnToHandler;
+  }
+
+  /** The fgraph_ops in slot `idx`. */
+  ops(idx: number): FgraphOps | null {
+    return this.array[idx] ?? null;
+  }
+
+  // ------------------------------------------------------------------ registration
+
+  /** register_ftrace_graph(): ENOSPC when all 16 slots are taken. */
+  register(gops: FgraphOps): void {
+    if (gops.ops.flags & FTRACE_OPS_FL_GRAPH) fail('EBUSY');
+    const idx = this.lru.shift();
+    if (idx === undefined) fail('ENOSPC');
+    gops.idx = idx;
+    this.bitmask |= 1 << idx;
+    this.active++;
+    gops.savedFunc = gops.entryfunc;
+    gops.savedSym = gops.entrySym;
+    this.applyPidFunc(gops);
+    if (this.active === 1) this.startGraphTracing();
+    else this.initTaskVars(idx);
+    gops.ops.flags |= FTRACE_OPS_FL_GRAPH;
+    try {
+      this.ftrace.startupSubops(this.graphOps, gops.ops);
+    } catch (e) {
+      this.active--;
+      this.bitmask &= ~(1 << idx);
+      this.lru.push(idx);
+      gops.ops.flags &= ~FTRACE_OPS_FL_GRAPH;
+      gops.idx = -1;
+      this.restoreFunc(gops);
+      throw e;
+    }
+    this.array[idx] = gops;
+  }
+
+  /** unregister_ftrace_graph(). Shadow stacks stay with their tasks. */
+  unregister(gops: FgraphOps): void {
+    const idx = gops.idx;
+    if (!(gops.ops.flags & FTRACE_OPS_FL_GRAPH) || idx < 0 || this.array[idx] !== gops) {
+      gops.ops.flags &= ~FTRACE_OPS_FL_GRAPH;
+      return;
+    }
+    this.array[idx] = null;
+    this.bitmask &= ~(1 << idx);
+    this.lru.push(idx);
+    this.active--;
+    this.ftrace.shutdownSubops(this.graphOps, gops.ops);
+    this.restoreFunc(gops);
+    gops.ops.flags &= ~FTRACE_OPS_FL_GRAPH;
+  }
+
+  /** fgraph_update_pid_func(): set_ftrace_pid changed. */
+  updatePidFunc(): void {
+    for (const g of this.array) if (g) this.applyPidFunc(g);
+  }
+
+  private applyPidFunc(gops: FgraphOps): void {
+    const op = gops.ops;
+    if (!(op.flags & FTRACE_OPS_FL_PID) || !op.pids || !gops.savedFunc) return;
+    if (op.pids.pidsEnabled()) {
+      const saved = gops.savedFunc;
+      const pids = op.pids;
+      gops.entryfunc = (trace, g, regs, task) => !pids.ignores(task) && saved(trace, g, regs, task);
+      gops.entrySym = 'fgraph_pid_func';
+    } else this.restoreFunc(gops);
+  }
+
+  private restoreFunc(gops: FgraphOps): void {
+    if (gops.savedFunc) gops.entryfunc = gops.savedFunc;
+    if (gops.savedSym) gops.entrySym = gops.savedSym;
+  }
+
+  /** Changes the entry callback of a registered fgraph_ops (e.g. funcgraph-args), keeping pid filtering. */
+  setEntry(gops: FgraphOps, entryfunc: FgraphEntryFunc, entrySym: string): void {
+    gops.savedFunc = entryfunc;
+    gops.savedSym = entrySym;
+    gops.entryfunc = entryfunc;
+    gops.entrySym = entrySym;
+    this.applyPidFunc(gops);
+  }
+
+  // ------------------------------------------------------------------ shadow stacks
+
+  /** start_graph_tracing(): every task (idle ones included) gets a shadow stack. */
+  private startGraphTracing(): void {
+    for (const t of this.kernel.tasks.idle) this.giveStack(t);
+    for (const t of this.kernel.tasks.all()) this.giveStack(t);
+  }
+
+  private giveStack(task: Task): void {
+    const st = ftraceTask(task);
+    if (st.retStack) return;
+    st.retStack = newShadowStack();
+    st.currRetStack = 0;
+    st.currRetDepth = -1;
+    st.traceOverrun = 0;
+    st.ftraceTimestamp = 0;
+    this.stacks.add(task);
+    this.stacksAllocated++;
+  }
+
+  /** init_task_vars(): a new fgraph_ops starts with its task variable zeroed everywhere. */
+  private initTaskVars(idx: number): void {
+    for (const t of this.stacks) {
+      const s = peekFtraceTask(t)?.retStack;
+      if (s) s[TASK_VARS + idx] = 0n;
+    }
+  }
+
+  /** ftrace_graph_init_task(): a forked task gets a stack while fgraph is in use. */
+  initTask(task: Task): void {
+    const st = ftraceTask(task);
+    st.retStack = null;
+    st.currRetStack = 0;
+    st.currRetDepth = -1;
+    if (this.active) this.giveStack(task);
+  }
+
+  /** ftrace_graph_exit_task(): the stack is freed with its task. */
+  exitTask(task: Task): void {
+    const st = peekFtraceTask(task);
+    if (st) st.retStack = null;
+    this.stacks.delete(task);
+    this.exited.add(task);
+  }
+
+  /** Tasks with a shadow stack, and the bytes they hold. */
+  stackUsage(): { tasks: number; bytes: number } {
+    return { tasks: this.stacks.size, bytes: this.stacks.size * SHADOW_STACK_SIZE };
+  }
+
+  /** The task's fgraph state, giving it a stack if it was never seen while fgraph was active. */
+  private taskState(task: Task): FtraceTaskState {
+    const st = ftraceTask(task);
+    if (!st.retStack && this.active && !this.stacks.has(task) && !this.exited.has(task)) this.giveStack(task);
+    return st;
+  }
+
+  private readonly exited = new WeakSet<Task>();
+
+  // ------------------------------------------------------------------ entry
+
+  /** ftrace_graph_func(): graph_ops' callback at a traced function's entry. */
+  private graphFunc(ip: bigint, regs: PtRegs, task: Task, id: number): void {
+    const mem = this.ftrace.exec.memory;
+    const slot = regs.sp;
+    const ret = mem.readU64(slot);
+    if (ret === undefined) return;
+    if (this.enter(ret, ip, slot, regs, task, id) === 0) mem.writeU64(slot, this.returnToHandler);
+  }
+
+  /** function_graph_enter_regs(): 0 when the return is to be hooked. `id` is the function's (-1: look it up). */
+  enter(ret: bigint, func: bigint, retp: bigint, regs: PtRegs, task: Task, id = -1): number {
+    const bit = ftraceTestRecursionTrylock(task);
+    if (bit < 0) return -1;
+    const st = this.taskState(task);
+    try {
+      const trace: FgraphEnt = { func, depth: ++st.currRetDepth };
+      const offset = this.push(st, ret, func, retp);
+      if (offset < 0) {
+        st.currRetDepth--;
+        return -1;
+      }
+      let bitmap = 0;
+      if (id < 0) id = this.funcId(func);
+      for (let i = 0; i < FGRAPH_ARRAY_SIZE; i++) {
+        if (!(this.bitmask & (1 << i))) continue;
+        const gops = this.array[i];
+        if (!gops) continue;
+        const save = st.currRetStack;
+        if ((this.active === 1 || hashContains(gops.ops.funcHash, id)) && gops.entryfunc(trace, gops, regs, task)) bitmap |= 1 << i;
+        else st.currRetStack = save;
+      }
+      if (!bitmap) {
+        st.currRetStack -= FGRAPH_FRAME_OFFSET + 1;
+        st.currRetDepth--;
+        return -1;
+      }
+      st.retStack![offset] = bitmapWord(bitmap | 1);
+      return 0;
+    } finally {
+      ftraceTestRecursionUnlock(task, bit);
+    }
+  }
+
+  private funcId(ip: bigint): number {
+    const hit = this.kernel.symbols.lookup(ip);
+    return hit && 'id' in hit.sym ? (hit.sym as { id: number }).id : -1;
+  }
+
+  /** ftrace_push_return_trace(): the frame's top-word offset, or -1 (stack full: the overrun grows). */
+  private push(st: FtraceTaskState, ret: bigint, func: bigint, retp: bigint): number {
+    const stack = st.retStack;
+    if (!stack) return -1;
+    if (st.currRetStack + FGRAPH_FRAME_OFFSET + 1 >= SHADOW_STACK_MAX_OFFSET) {
+      st.traceOverrun++;
+      return -1;
+    }
+    const frame = st.currRetStack;
+    const offset = frame + FGRAPH_FRAME_OFFSET;
+    stack[frame] = ret;
+    stack[frame + 1] = func;
+    stack[frame + 2] = retp;
+    stack[offset] = reservedWord();
+    st.currRetStack = offset + 1;
+    return offset;
+  }
+
+  // ------------------------------------------------------------------ per-call data
+
+  /**
+   * fgraph_reserve_data(): `bytes` (at most 256) on the shadow stack for the
+   * fgraph_ops in slot `idx`, from its entry callback. Returns the index of
+   * the first long in the task's stack, or -1 when it does not fit.
+   */
+  reserveData(task: Task, idx: number, bytes: number): number {
+    if (bytes > FGRAPH_MAX_DATA_SIZE) return -1;
+    const st = ftraceTask(task);
+    const stack = st.retStack;
+    if (!stack) return -1;
+    const words = Math.max(1, (bytes + 7) >> 3);
+    const curr = st.currRetStack;
+    const prev = stack[curr - 1];
+    const next = curr + words + 1;
+    if (next >= SHADOW_STACK_MAX_OFFSET) return -1;
+    stack[next - 1] = dataWord(idx, words, wordOffset(prev) + words + 1);
+    st.currRetStack = next;
+    return curr;
+  }
+
+  /** fgraph_retrieve_data(): the data slot `idx` reserved for the call returning now. */
+  retrieveData(task: Task, idx: number): { index: number; bytes: number } | null {
+    return this.retrieveParentData(task, idx, 0);
+  }
+
+  /** fgraph_retrieve_parent_data(): the same for the call `depth` levels out. */
+  retrieveParentData(task: Task, idx: number, depth: number): { index: number; bytes: number } | null {
+    const st = ftraceTask(task);
+    const stack = st.retStack;
+    let offset = st.currRetStack;
+    if (!stack || offset <= 0) return null;
+    let frame = -1;
+    for (;;) {
+      frame = this.frameBelow(stack, offset);
+      if (frame < 0 || --depth < 0) break;
+      offset = frame;
+    }
+    if (frame < 0) return null;
+    let top = offset - 1;
+    let val = stack[top];
+    while (wordType(val) === FGRAPH_TYPE_DATA) {
+      const size = dataSizeOf(val);
+      if (dataIndexOf(val) === idx) return { index: top - size, bytes: size * 8 };
+      top -= size + 1;
+      val = stack[top];
+    }
+    return null;
+  }
+
+  /** The shadow stack of a task (where reserved data lives), if it has one. */
+  stackOf(task: Task): BigUint64Array | null {
+    return peekFtraceTask(task)?.retStack ?? null;
+  }
+
+  /** fgraph_get_task_var(): the fgraph_ops' own long in the task's stack. */
+  taskVar(task: Task, gops: FgraphOps): bigint {
+    return this.stackOf(task)?.[TASK_VARS + gops.idx] ?? 0n;
+  }
+
+  setTaskVar(task: Task, gops: FgraphOps, v: bigint): void {
+    const s = this.stackOf(task);
+    if (s) s[TASK_VARS + gops.idx] = BigInt.asUintN(64, v);
+  }
+
+  /** get_ret_stack(): the frame below the top word at offset-1, or -1. */
+  private frameBelow(stack: BigUint64Array, offset: number): number {
+    if (offset <= 0) return -1;
+    const offs = wordOffset(stack[offset - 1]);
+    if (offs <= 0 || offs > offset - 1) return -1;
+    return offset - 1 - offs;
+  }
+
+  // ------------------------------------------------------------------ return
+
+  /** return_to_handler: pops the frame, runs the return callbacks, goes on to the real return address. */
+  private returnToHandlerCall(regs: PtRegs, task: Task): bigint {
+    const st = ftraceTask(task);
+    const stack = st.retStack;
+    const frame = stack ? this.frameBelow(stack, st.currRetStack) : -1;
+    if (!stack || frame < 0) {
+      // A hooked return with no frame: the kernel would WARN and stop graph tracing.
+      return 0n;
+    }
+    const offset = frame + FGRAPH_FRAME_OFFSET;
+    const ret = stack[frame];
+    const trace: FgraphRet = { func: stack[frame + 1], retval: regs.ax, depth: st.currRetDepth, overrun: st.traceOverrun };
+    regs.ip = ret;
+    const bit = ftraceTestRecursionTrylock(task);
+    if (bit >= 0) {
+      try {
+        const bitmap = bitmapOf(stack[offset]);
+        for (let i = 0; i < FGRAPH_ARRAY_SIZE; i++) {
+          if (!(bitmap & (1 << i))) continue;
+          const gops = this.array[i];
+          if (gops) gops.retfunc(trace, gops, regs, task);
+        }
+      } finally {
+        ftraceTestRecursionUnlock(task, bit);
+      }
+    }
+    st.currRetStack = frame;
+    st.currRetDepth--;
+    return ret;
+  }
+
+  // ------------------------------------------------------------------ unwinding
+
+  /** ftrace_graph_ret_addr(): the real return address behind a return_to_handler found at `retp`. */
+  graphRetAddr(task: Task, ret: bigint, retp: bigint): bigint {
+    if (ret !== this.returnToHandler) return ret;
+    const stack = this.stackOf(task);
+    if (!stack) return ret;
+    let i = ftraceTask(task).currRetStack;
+    while (i > 0) {
+      const frame = this.frameBelow(stack, i);
+      if (frame < 0) break;
+      if (stack[frame + 2] === retp && stack[frame] !== this.returnToHandler) return stack[frame];
+      i = frame;
+    }
+    return ret;
+  }
+
+  /** ftrace_graph_top_ret_addr(): the innermost real return address saved. */
+  topRetAddr(task: Task): bigint {
+    const stack = this.stackOf(task);
+    if (!stack) return 0n;
+    let i = ftraceTask(task).currRetStack;
+    while (i > 0) {
+      const frame = this.frameBelow(stack, i);
+      if (frame < 0) return 0n;
+      if (stack[frame] !== this.returnToHandler) return stack[frame];
+      i = frame;
+    }
+    return 0n;
+  }
+
+  /** Frames on a task's shadow stack, innermost first: function and saved return address. */
+  frames(task: Task): { func: bigint; ret: bigint }[] {
+    const stack = this.stackOf(task);
+    const out: { func: bigint; ret: bigint }[] = [];
+    if (!stack) return out;
+    let i = ftraceTask(task).currRetStack;
+    while (i > 0) {
+      const frame = this.frameBelow(stack, i);
+      if (frame < 0) break;
+      out.push({ func: stack[frame + 1], ret: stack[frame] });
+      i = frame;
+    }
+    return out;
+  }
+}

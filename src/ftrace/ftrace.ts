@@ -1,0 +1,511 @@
+/**
+ * The ftrace core (kernel/trace/ftrace.c): the list of registered ftrace_ops,
+ * the function records they are counted in, and the one dispatch made at each
+ * patched __fentry__ site — straight to an ops' own trampoline when it is the
+ * only user of the function, through the list function when several are.
+ */
+import { fail } from '../kernel/errno.js';
+import type { Executor } from '../kernel/executor.js';
+import type { Kernel } from '../kernel/kernel.js';
+import type { PtRegs } from '../kernel/regs.js';
+import type { KernelFunction } from '../kernel/symbols.js';
+import type { Task } from '../kernel/task.js';
+import {
+  FTRACE_FL_DIRECT,
+  FTRACE_FL_DIRECT_EN,
+  FTRACE_FL_DISABLED,
+  FTRACE_FL_ENABLED,
+  FTRACE_FL_IPMODIFY,
+  FTRACE_FL_MODIFIED,
+  FTRACE_FL_REGS,
+  FTRACE_FL_REGS_EN,
+  FTRACE_FL_TOUCHED,
+  FTRACE_FL_TRAMP,
+  FTRACE_FL_TRAMP_EN,
+  FTRACE_REF_MAX,
+  FtraceRecords,
+} from './dyn_ftrace.js';
+import { FtraceHash, hashContains, type FuncHash } from './ftrace_hash.js';
+import {
+  FTRACE_OPS_FL_ALLOC_TRAMP,
+  FTRACE_OPS_FL_DELETED,
+  FTRACE_OPS_FL_DIRECT,
+  FTRACE_OPS_FL_DYNAMIC,
+  FTRACE_OPS_FL_ENABLED,
+  FTRACE_OPS_FL_IPMODIFY,
+  FTRACE_OPS_FL_PID,
+  FTRACE_OPS_FL_RCU,
+  FTRACE_OPS_FL_RECURSION,
+  FTRACE_OPS_FL_SAVE_REGS,
+  FTRACE_OPS_FL_STUB,
+  FTRACE_OPS_FL_SUBOP,
+  FtraceOps,
+} from './ftrace_ops.js';
+import { executorOf } from './kernel_seam.js';
+import { TRACE_LIST_START, traceClearRecursion, traceTestAndSetRecursion } from './recursion.js';
+import { TrampolineSpace } from './trampolines.js';
+
+/** Records that keep their bits when their count drops to zero. */
+const NOCLEAR_FLAGS = FTRACE_FL_DISABLED | FTRACE_FL_TOUCHED | FTRACE_FL_MODIFIED;
+
+/** What a patched call site does: nothing, call one ops (through its trampoline), or the list function. */
+const enum Site {
+  Nop = 0,
+  Ops = 1,
+  List = 2,
+}
+
+const instances = new WeakMap<Kernel, Ftrace>();
+
+export class Ftrace {
+  readonly records: FtraceRecords;
+  readonly exec: Executor;
+  /** Registered ops, newest first (ftrace_ops_list); replaced, never mutated, so dispatch can iterate it. */
+  opsList: readonly FtraceOps[] = [];
+  readonly trampolines: TrampolineSpace;
+  /** Per function id: what its call site does. */
+  private readonly site: Uint8Array;
+  /** Per function id: the ops a Site.Ops site calls. */
+  private readonly siteOps: (FtraceOps | undefined)[];
+  /** Listeners told when records change (enabled_functions readers need nothing, but stats may). */
+  readonly onUpdate = new Set<() => void>();
+
+  /** The ftrace core of a kernel (made on first use). */
+  static of(kernel: Kernel): Ftrace {
+    let f = instances.get(kernel);
+    if (!f) instances.set(kernel, (f = new Ftrace(kernel)));
+    return f;
+  }
+
+  private constructor(readonly kernel: Kernel) {
+    const table = kernel.symbols;
+    this.exec = executorOf(kernel);
+    this.records = new FtraceRecords(table.traceable(), table.functions.length);
+    this.site = new Uint8Array(table.functions.length);
+    this.siteOps = new Array(table.functions.length);
+    this.trampolines = new TrampolineSpace(kernel.series);
+    this.exec.fentry = (ip, parentIp, regs, task, fn) => this.fentry(ip, parentIp, regs, task, fn);
+  }
+
+  // ------------------------------------------------------------------ dispatch
+
+  private readonly byIp = new Map<bigint, number>();
+
+  /** A function id from its ftrace ip (when the executor did not say which function it is). */
+  private idOfIp(ip: bigint): number {
+    let id = this.byIp.get(ip);
+    if (id === undefined) {
+      const fn = this.records.fns.find((f) => FtraceRecords.ip(f) === ip);
+      id = fn ? fn.id : -1;
+      this.byIp.set(ip, id);
+    }
+    return id;
+  }
+
+  /** The patched __fentry__ call: ftrace_caller / an ops trampoline. */
+  private fentry(ip: bigint, parentIp: bigint, regs: PtRegs, task: Task, fn?: KernelFunction): void {
+    const id = fn ? fn.id : this.idOfIp(ip);
+    if (id < 0) return;
+    switch (this.site[id]) {
+      case Site.Ops:
+        this.callOps(this.siteOps[id]!, ip, parentIp, regs, task, id);
+        return;
+      case Site.List:
+        this.listFunc(id, ip, parentIp, regs, task);
+        return;
+    }
+  }
+
+  /** The trampoline's call: ops->func, or ftrace_ops_assist_func for ops that need recursion protection. */
+  private callOps(ops: FtraceOps, ip: bigint, parentIp: bigint, regs: PtRegs, task: Task, id: number): void {
+    if (!(ops.flags & (FTRACE_OPS_FL_RECURSION | FTRACE_OPS_FL_RCU))) {
+      ops.func(ip, parentIp, ops, regs, task, id);
+      return;
+    }
+    const bit = traceTestAndSetRecursion(task, TRACE_LIST_START);
+    if (bit < 0) return;
+    try {
+      ops.func(ip, parentIp, ops, regs, task, id);
+    } finally {
+      traceClearRecursion(task, bit);
+    }
+  }
+
+  /** arch_ftrace_ops_list_func(): every registered ops whose hashes take this function, in list order. */
+  private listFunc(id: number, ip: bigint, parentIp: bigint, regs: PtRegs, task: Task): void {
+    const bit = traceTestAndSetRecursion(task, TRACE_LIST_START);
+    if (bit < 0) return;
+    try {
+      for (const op of this.opsList) {
+        if (op.flags & FTRACE_OPS_FL_STUB) continue;
+        if (hashContains(op.funcHash, id)) op.func(ip, parentIp, op, regs, task, id);
+      }
+    } finally {
+      traceClearRecursion(task, bit);
+    }
+  }
+
+  /** What the static ftrace_caller calls (update_ftrace_function()). */
+  private traceFunctionSite(): { site: Site; ops?: FtraceOps } {
+    const list = this.opsList;
+    if (list.length === 0) return { site: Site.Nop };
+    if (list.length === 1 && !(list[0].flags & (FTRACE_OPS_FL_DYNAMIC | FTRACE_OPS_FL_RCU))) return { site: Site.Ops, ops: list[0] };
+    return { site: Site.List };
+  }
+
+  /** Re-points the call site of record `r` after its flags changed (ftrace_replace_code()). */
+  private updateSite(r: number, caller: { site: Site; ops?: FtraceOps }): void {
+    const fn = this.records.fns[r];
+    const flags = this.records.flags[r];
+    let site = Site.Nop;
+    let ops: FtraceOps | undefined;
+    if (flags & FTRACE_FL_ENABLED) {
+      if (flags & FTRACE_FL_TRAMP_EN) {
+        ops = this.findTrampOps(fn.id);
+        site = ops ? Site.Ops : Site.Nop;
+      } else {
+        site = caller.site;
+        ops = caller.ops;
+      }
+    }
+    this.site[fn.id] = site;
+    this.siteOps[fn.id] = ops;
+    this.exec.fentryPatched[fn.id] = site === Site.Nop ? 0 : 1;
+  }
+
+  // ------------------------------------------------------------------ records
+
+  /** ftrace_find_tramp_ops_any(): the first ops with a trampoline that traces this function. */
+  findTrampOps(id: number, exclude?: FtraceOps): FtraceOps | undefined {
+    for (const op of this.opsList) {
+      if (op === exclude || !op.trampoline) continue;
+      if (hashContains(op.funcHash, id)) return op;
+    }
+    return undefined;
+  }
+
+  /** Every ops with a trampoline that traces this function, in list order (enabled_functions' tramp: parts). */
+  trampOpsOf(id: number): FtraceOps[] {
+    return this.opsList.filter((op) => op.trampoline && hashContains(op.funcHash, id));
+  }
+
+  /** test_rec_ops_needs_regs(). */
+  private recNeedsRegs(id: number): boolean {
+    return this.opsList.some((op) => op.flags & FTRACE_OPS_FL_SAVE_REGS && hashContains(op.funcHash, id));
+  }
+
+  /** The records an ops' hashes select (all but the notrace ones when its filter is empty). */
+  private *matchingRecords(h: FuncHash): IterableIterator<number> {
+    const { indexOf } = this.records;
+    if (h.filter.empty) {
+      for (let r = 0; r < this.records.count; r++) {
+        if (h.notrace.empty || !h.notrace.has(this.records.fns[r].id)) yield r;
+      }
+      return;
+    }
+    for (const id of h.filter) {
+      const r = indexOf[id];
+      if (r >= 0 && !h.notrace.has(id)) yield r;
+    }
+  }
+
+  /** __ftrace_hash_rec_update(): counts `ops` in (or out of) the records it traces. */
+  private recUpdate(ops: FtraceOps, inc: boolean, touched: Set<number>): void {
+    if (!(ops.flags & FTRACE_OPS_FL_ENABLED)) return;
+    const flags = this.records.flags;
+    for (const r of this.matchingRecords(ops.funcHash)) {
+      let f = flags[r];
+      if (f & FTRACE_FL_DISABLED && !(f & FTRACE_FL_ENABLED)) continue;
+      const id = this.records.fns[r].id;
+      if (inc) {
+        if ((f & FTRACE_REF_MAX) === FTRACE_REF_MAX) continue;
+        f++;
+        if (ops.flags & FTRACE_OPS_FL_DIRECT) f |= FTRACE_FL_DIRECT;
+        if ((f & FTRACE_REF_MAX) === 1 && ops.trampoline) f |= FTRACE_FL_TRAMP;
+        else f &= ~FTRACE_FL_TRAMP;
+        if (ops.flags & FTRACE_OPS_FL_SAVE_REGS) f |= FTRACE_FL_REGS;
+      } else {
+        if ((f & FTRACE_REF_MAX) === 0) continue;
+        f--;
+        if (ops.flags & FTRACE_OPS_FL_DIRECT) f &= ~FTRACE_FL_DIRECT;
+        flags[r] = f >>> 0;
+        if ((f & FTRACE_REF_MAX) > 0 && f & FTRACE_FL_REGS && ops.flags & FTRACE_OPS_FL_SAVE_REGS && !this.recNeedsRegs(id)) f &= ~FTRACE_FL_REGS;
+        if ((f & FTRACE_REF_MAX) === 1 && this.findTrampOps(id, ops)) f |= FTRACE_FL_TRAMP;
+        else f &= ~FTRACE_FL_TRAMP;
+      }
+      flags[r] = f >>> 0;
+      touched.add(r);
+    }
+  }
+
+  /** ftrace_check_record() with update: the enabled/active bits follow the count and wanted bits. */
+  private checkRecord(r: number): void {
+    const flags = this.records.flags;
+    let f = flags[r];
+    if (f & FTRACE_FL_DISABLED && !(f & FTRACE_FL_ENABLED)) return;
+    const count = f & FTRACE_REF_MAX;
+    if (count) {
+      f |= FTRACE_FL_ENABLED | FTRACE_FL_TOUCHED;
+      f = f & FTRACE_FL_REGS ? f | FTRACE_FL_REGS_EN : f & ~FTRACE_FL_REGS_EN;
+      f = f & FTRACE_FL_TRAMP ? f | FTRACE_FL_TRAMP_EN : f & ~FTRACE_FL_TRAMP_EN;
+      if (f & (FTRACE_FL_DIRECT | FTRACE_FL_IPMODIFY)) f |= FTRACE_FL_MODIFIED;
+      f = count === 1 && f & FTRACE_FL_DIRECT ? f | FTRACE_FL_DIRECT_EN : f & ~FTRACE_FL_DIRECT_EN;
+    } else {
+      f &= NOCLEAR_FLAGS;
+    }
+    flags[r] = f >>> 0;
+  }
+
+  /** ftrace_replace_code() for the records that changed, then every call site (the list function may have come or gone). */
+  private commit(touched: Set<number>): void {
+    for (const r of touched) this.checkRecord(r);
+    const caller = this.traceFunctionSite();
+    const flags = this.records.flags;
+    for (let r = 0; r < this.records.count; r++) {
+      if (flags[r] & FTRACE_FL_ENABLED || this.site[this.records.fns[r].id] !== Site.Nop) this.updateSite(r, caller);
+    }
+    for (const cb of this.onUpdate) cb();
+  }
+
+  // ------------------------------------------------------------------ ipmodify
+
+  /** __ftrace_hash_update_ipmodify(): only one IPMODIFY ops per function (EBUSY). */
+  private updateIpmodify(ops: FtraceOps, oldHash: FtraceHash, newHash: FtraceHash): void {
+    if (!(ops.flags & FTRACE_OPS_FL_ENABLED) || !(ops.flags & FTRACE_OPS_FL_IPMODIFY)) return;
+    const { indexOf, flags } = this.records;
+    const set: number[] = [];
+    for (const id of newHash) {
+      const r = indexOf[id];
+      if (r < 0 || oldHash.has(id)) continue;
+      if (flags[r] & FTRACE_FL_IPMODIFY) {
+        for (const s of set) flags[s] = (flags[s] & ~FTRACE_FL_IPMODIFY) >>> 0;
+        fail('EBUSY');
+      }
+      set.push(r);
+    }
+    for (const r of set) flags[r] = (flags[r] | FTRACE_FL_IPMODIFY) >>> 0;
+    for (const id of oldHash) {
+      const r = indexOf[id];
+      if (r >= 0 && !newHash.has(id)) flags[r] = (flags[r] & ~FTRACE_FL_IPMODIFY) >>> 0;
+    }
+  }
+
+  // ------------------------------------------------------------------ registration
+
+  /** register_ftrace_function(). */
+  register(ops: FtraceOps): void {
+    if (ops.flags & FTRACE_OPS_FL_SUBOP) fail('EINVAL');
+    this.startup(ops);
+  }
+
+  /** unregister_ftrace_function(). */
+  unregister(ops: FtraceOps): void {
+    this.shutdown(ops);
+  }
+
+  /** ftrace_startup(). */
+  private startup(ops: FtraceOps): void {
+    if (ops.flags & FTRACE_OPS_FL_DELETED) fail('EINVAL');
+    if (ops.flags & FTRACE_OPS_FL_ENABLED) fail('EBUSY');
+    this.opsList = [ops, ...this.opsList];
+    ops.savedFunc = ops.func;
+    ops.savedFuncSym = ops.funcSym;
+    this.applyPidFunc(ops);
+    if (!ops.trampoline) {
+      ops.trampoline = this.trampolines.alloc();
+      ops.flags |= FTRACE_OPS_FL_ALLOC_TRAMP;
+    }
+    ops.flags |= FTRACE_OPS_FL_ENABLED;
+    try {
+      this.updateIpmodify(ops, new FtraceHash(), ops.filterHash);
+    } catch (e) {
+      this.opsList = this.opsList.filter((o) => o !== ops);
+      ops.flags &= ~FTRACE_OPS_FL_ENABLED;
+      this.restoreFunc(ops);
+      this.freeTrampoline(ops);
+      throw e;
+    }
+    const touched = new Set<number>();
+    this.recUpdate(ops, true, touched);
+    this.commit(touched);
+  }
+
+  /** ftrace_shutdown(). */
+  private shutdown(ops: FtraceOps): void {
+    if (!(ops.flags & FTRACE_OPS_FL_ENABLED) || !this.opsList.includes(ops)) fail('EBUSY');
+    this.opsList = this.opsList.filter((o) => o !== ops);
+    this.updateIpmodify(ops, ops.filterHash, new FtraceHash());
+    const touched = new Set<number>();
+    // Counted out while still flagged enabled, as the kernel does.
+    this.recUpdate(ops, false, touched);
+    ops.flags &= ~FTRACE_OPS_FL_ENABLED;
+    this.restoreFunc(ops);
+    this.commit(touched);
+    this.freeTrampoline(ops);
+  }
+
+  private freeTrampoline(ops: FtraceOps): void {
+    if (ops.flags & FTRACE_OPS_FL_DYNAMIC && ops.flags & FTRACE_OPS_FL_ALLOC_TRAMP && ops.trampoline) {
+      this.trampolines.free(ops.trampoline);
+      ops.trampoline = 0n;
+      ops.flags &= ~FTRACE_OPS_FL_ALLOC_TRAMP;
+    }
+  }
+
+  // ------------------------------------------------------------------ pid filtering
+
+  /** With set_ftrace_pid in effect, a PID ops is called through ftrace_pid_func. */
+  private applyPidFunc(ops: FtraceOps): void {
+    if (!(ops.flags & FTRACE_OPS_FL_PID) || !ops.pids) return;
+    const saved = ops.savedFunc ?? ops.func;
+    if (ops.pids.pidsEnabled()) {
+      const pids = ops.pids;
+      ops.func = (ip, parentIp, op, regs, task, id) => {
+        if (pids.ignores(task)) return;
+        saved(ip, parentIp, op, regs, task, id);
+      };
+      ops.funcSym = 'ftrace_pid_func';
+    } else {
+      ops.func = saved;
+      ops.funcSym = ops.savedFuncSym ?? ops.funcSym;
+    }
+  }
+
+  private restoreFunc(ops: FtraceOps): void {
+    if (ops.savedFunc) ops.func = ops.savedFunc;
+    if (ops.savedFuncSym) ops.funcSym = ops.savedFuncSym;
+  }
+
+  /** ftrace_update_pid_func(): pid lists changed; PID ops switch between their function and the pid filter. */
+  updatePidFunc(): void {
+    for (const op of this.opsList) this.applyPidFunc(op);
+  }
+
+  /** Sets a new callback on an ops (registered or not), keeping pid filtering in place. */
+  setFunc(ops: FtraceOps, func: FtraceOps['func'], funcSym: string): void {
+    ops.savedFunc = func;
+    ops.savedFuncSym = funcSym;
+    ops.func = func;
+    ops.funcSym = funcSym;
+    if (ops.flags & FTRACE_OPS_FL_ENABLED) this.applyPidFunc(ops);
+  }
+
+  // ------------------------------------------------------------------ sub-ops (a manager ops tracing for several users)
+
+  /** ftrace_startup_subops(): `subops` traces through `manager`, which traces the union of its sub-ops. */
+  startupSubops(manager: FtraceOps, subops: FtraceOps): void {
+    if (subops.flags & FTRACE_OPS_FL_ENABLED) fail('EBUSY');
+    if (manager.subops.length === 0) {
+      manager.subops.unshift(subops);
+      manager.funcHash = composeSubopsHash(manager.subops);
+      try {
+        this.startup(manager);
+      } catch (e) {
+        manager.subops.shift();
+        manager.funcHash = { filter: new FtraceHash(), notrace: new FtraceHash() };
+        throw e;
+      }
+    } else {
+      manager.subops.unshift(subops);
+      this.updateOps(manager, composeSubopsHash(manager.subops));
+    }
+    subops.flags |= FTRACE_OPS_FL_ENABLED | FTRACE_OPS_FL_SUBOP;
+    subops.managed = manager;
+  }
+
+  /** ftrace_shutdown_subops(). */
+  shutdownSubops(manager: FtraceOps, subops: FtraceOps): void {
+    if (!(subops.flags & FTRACE_OPS_FL_ENABLED)) fail('EINVAL');
+    const i = manager.subops.indexOf(subops);
+    if (i >= 0) manager.subops.splice(i, 1);
+    if (manager.subops.length === 0) {
+      this.shutdown(manager);
+      manager.funcHash = { filter: new FtraceHash(), notrace: new FtraceHash() };
+    } else {
+      this.updateOps(manager, composeSubopsHash(manager.subops));
+    }
+    subops.flags &= ~(FTRACE_OPS_FL_ENABLED | FTRACE_OPS_FL_SUBOP);
+    subops.managed = undefined;
+  }
+
+  /** ftrace_update_ops(): gives an enabled ops new hashes, recounting the records. */
+  private updateOps(ops: FtraceOps, next: FuncHash): void {
+    const cur = ops.funcHash;
+    if (cur.filter.equals(next.filter) && cur.notrace.equals(next.notrace)) return;
+    const touched = new Set<number>();
+    this.recUpdate(ops, false, touched);
+    this.updateIpmodify(ops, cur.filter, next.filter);
+    ops.funcHash = next;
+    this.recUpdate(ops, true, touched);
+    this.commit(touched);
+  }
+
+  // ------------------------------------------------------------------ hash changes
+
+  /**
+   * ftrace_hash_move_and_update_ops(): replaces the filter (or notrace) hash
+   * of a hash pair, and recounts every enabled ops using that pair —
+   * directly, or as a sub-ops through its manager.
+   */
+  setHash(funcHash: FuncHash, which: 'filter' | 'notrace', hash: FtraceHash): void {
+    const users = this.opsList.filter((op) => op.funcHash === funcHash);
+    const managers = new Set<FtraceOps>();
+    for (const op of this.opsList) {
+      if (op.subops.some((s) => s.funcHash === funcHash && s.flags & FTRACE_OPS_FL_ENABLED)) managers.add(op);
+    }
+    const touched = new Set<number>();
+    if (which === 'filter') for (const op of users) this.updateIpmodify(op, funcHash.filter, hash);
+    for (const op of users) this.recUpdate(op, false, touched);
+    funcHash[which] = hash;
+    for (const op of users) this.recUpdate(op, true, touched);
+    this.commit(touched);
+    for (const m of managers) this.updateOps(m, composeSubopsHash(m.subops));
+  }
+
+  /** ftrace_set_filter_ips() / ftrace_set_notrace(): adds (or removes) functions to an ops' hash. */
+  setFilterIds(ops: FtraceOps, ids: Iterable<number>, opts: { remove?: boolean; reset?: boolean; notrace?: boolean } = {}): void {
+    const which = opts.notrace ? 'notrace' : 'filter';
+    const next = opts.reset ? new FtraceHash() : ops.funcHash[which].copy();
+    for (const id of ids) {
+      if (!this.records.isTraceable(id)) fail('EINVAL');
+      if (opts.remove) next.delete(id);
+      else next.add(id);
+    }
+    if (ops.flags & FTRACE_OPS_FL_SUBOP && ops.managed) {
+      ops.funcHash[which] = next;
+      this.updateOps(ops.managed, composeSubopsHash(ops.managed.subops));
+      return;
+    }
+    this.setHash(ops.funcHash, which, next);
+  }
+}
+
+/** rebuild_hashes(): what a manager traces for its sub-ops (union of filters, intersection of notraces). */
+export function composeSubopsHash(subops: readonly FtraceOps[]): FuncHash {
+  let filter = new FtraceHash();
+  let notrace = new FtraceHash();
+  subops.forEach((sub, i) => {
+    const h = sub.funcHash;
+    if (i === 0) {
+      if (!h.filter.empty) {
+        filter = h.filter.copy();
+        for (const id of h.notrace) filter.delete(id);
+      } else notrace = h.notrace.copy();
+      return;
+    }
+    if (filter.empty || h.filter.empty) {
+      filter = new FtraceHash();
+    } else {
+      const next = h.filter.copy();
+      for (const id of h.notrace) next.delete(id);
+      for (const id of filter) next.add(id);
+      filter = next;
+    }
+    if (filter.empty) {
+      const both = new FtraceHash();
+      if (!notrace.empty && !h.notrace.empty) for (const id of notrace) if (h.notrace.has(id)) both.add(id);
+      notrace = both;
+    }
+  });
+  return { filter, notrace };
+}

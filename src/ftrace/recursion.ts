@@ -1,0 +1,55 @@
+/**
+ * Recursion protection of ftrace callbacks (trace_recursion.h): a callback
+ * takes a per-task, per-context bit before running and gives up when that
+ * bit is already taken; taking it also disables preemption, which is what
+ * the preempt-depth column of events recorded from hooks shows.
+ */
+import type { Task } from '../kernel/task.js';
+import { ftraceTask } from './task_state.js';
+
+/** Bit groups: the function callbacks themselves, and the list / assist functions. */
+export const TRACE_FTRACE_START = 0;
+export const TRACE_LIST_START = 4;
+
+/** preempt_count() bits above the preemption depth. */
+const SOFTIRQ_MASK = 0xff00;
+const HARDIRQ_MASK = 0xf0000;
+const NMI_MASK = 0xf00000;
+
+/** interrupt_context_level(): 0 normal, 1 softirq, 2 hardirq, 3 NMI. */
+function contextLevel(task: Task): number {
+  const pc = task.preemptCount;
+  if (pc & NMI_MASK) return 3;
+  if (pc & HARDIRQ_MASK) return 2;
+  if (pc & SOFTIRQ_MASK) return 1;
+  return 0;
+}
+
+/**
+ * trace_test_and_set_recursion(): the bit taken (>= 0), or -1 when the same
+ * kind of callback is already running in this context of the task.
+ */
+export function traceTestAndSetRecursion(task: Task, start: number): number {
+  const st = ftraceTask(task);
+  const bit = start + contextLevel(task);
+  if (st.recursion & (1 << bit)) return -1;
+  st.recursion |= 1 << bit;
+  task.preemptCount++;
+  return bit;
+}
+
+/** trace_clear_recursion(). */
+export function traceClearRecursion(task: Task, bit: number): void {
+  task.preemptCount--;
+  ftraceTask(task).recursion &= ~(1 << bit);
+}
+
+/** ftrace_test_recursion_trylock(): for ftrace callbacks; -1 on recursion. */
+export function ftraceTestRecursionTrylock(task: Task): number {
+  return traceTestAndSetRecursion(task, TRACE_FTRACE_START);
+}
+
+/** ftrace_test_recursion_unlock(). */
+export function ftraceTestRecursionUnlock(task: Task, bit: number): void {
+  traceClearRecursion(task, bit);
+}
