@@ -122,7 +122,8 @@ describe('files and instances', () => {
     expect(fs.readdir('instances/foo').sort()).toEqual([
       'available_events', 'available_tracers', 'buffer_percent', 'buffer_size_kb', 'buffer_subbuf_size_kb', 'buffer_total_size_kb',
       'current_tracer', 'error_log', 'events', 'free_buffer', 'options', 'per_cpu', 'set_event', 'set_event_notrace_pid',
-      'set_event_pid', 'show_event_filters', 'show_event_triggers', 'snapshot', 'syscall_user_buf_size', 'timestamp_mode', 'trace',
+      'set_event_pid', 'set_ftrace_filter', 'set_ftrace_notrace', 'set_ftrace_notrace_pid', 'set_ftrace_pid',
+      'show_event_filters', 'show_event_triggers', 'snapshot', 'syscall_user_buf_size', 'timestamp_mode', 'trace',
       'trace_clock', 'trace_marker', 'trace_marker_raw', 'trace_options', 'trace_pipe', 'tracing_cpumask', 'tracing_on',
     ]);
     const opts = fs.readdir('instances/foo/options');
@@ -150,7 +151,7 @@ describe('files and instances', () => {
 
   it('sets tracers, refusing unknown ones', async () => {
     const { read, write } = setup();
-    expect(await read('available_tracers')).toBe('nop\n');
+    expect(await read('available_tracers')).toBe('function_graph function nop\n');
     expect(await errCode(write('current_tracer', 'foo'))).toBe('EINVAL');
     await write('current_tracer', 'nop  \n');
     expect(await read('current_tracer')).toBe('nop\n');

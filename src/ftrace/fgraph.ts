@@ -39,6 +39,8 @@ import { ftraceTask, peekFtraceTask, type FtraceTaskState } from './task_state.j
 export interface FgraphEnt {
   func: bigint;
   depth: number;
+  /** The traced function's id (-1 when unknown). */
+  id: number;
 }
 
 /** struct ftrace_graph_ret. */
@@ -300,14 +302,14 @@ export class Fgraph {
     if (bit < 0) return -1;
     const st = this.taskState(task);
     try {
-      const trace: FgraphEnt = { func, depth: ++st.currRetDepth };
+      if (id < 0) id = this.funcId(func);
+      const trace: FgraphEnt = { func, depth: ++st.currRetDepth, id };
       const offset = this.push(st, ret, func, retp);
       if (offset < 0) {
         st.currRetDepth--;
         return -1;
       }
       let bitmap = 0;
-      if (id < 0) id = this.funcId(func);
       for (let i = 0; i < FGRAPH_ARRAY_SIZE; i++) {
         if (!(this.bitmask & (1 << i))) continue;
         const gops = this.array[i];

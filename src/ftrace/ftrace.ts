@@ -43,6 +43,7 @@ import {
 } from './ftrace_ops.js';
 import { executorOf } from './kernel_seam.js';
 import { TRACE_LIST_START, traceClearRecursion, traceTestAndSetRecursion } from './recursion.js';
+import { MatchType, ftraceMatch, parseFilterRegex } from './glob.js';
 import { TrampolineSpace } from './trampolines.js';
 
 /** Records that keep their bits when their count drops to zero. */
@@ -288,6 +289,49 @@ export class Ftrace {
       const r = indexOf[id];
       if (r >= 0 && !newHash.has(id)) flags[r] = (flags[r] & ~FTRACE_FL_IPMODIFY) >>> 0;
     }
+  }
+
+  // ------------------------------------------------------------------ matching
+
+  /**
+   * match_records(): adds to `hash` every record whose name matches `func`
+   * (and whose module matches `mod`, `:mod:` syntax; `!` inverts it), or
+   * removes them when `func` starts with `!`. Returns how many matched (0: none).
+   */
+  matchRecords(hash: FtraceHash, func: string | undefined, mod?: string): number {
+    const fg = func !== undefined ? parseFilterRegex(func) : { type: MatchType.Full, search: '', not: false };
+    const clear = fg.not;
+    const mg = mod !== undefined ? parseFilterRegex(mod) : undefined;
+    const fns = this.records.fns;
+    const flags = this.records.flags;
+    if (fg.type === MatchType.Index) {
+      const n = /^(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$/.test(fg.search) ? Number(fg.search) : NaN;
+      const r = n - 1;
+      if (!Number.isSafeInteger(r) || r < 0 || r >= fns.length) return 0;
+      if (clear) hash.delete(fns[r].id);
+      else hash.add(fns[r].id);
+      return 1;
+    }
+    let found = 0;
+    for (let r = 0; r < fns.length; r++) {
+      if (flags[r] & FTRACE_FL_DISABLED) continue;
+      const fn = fns[r];
+      if (mg) {
+        const modname = fn.module;
+        if (!mg.search.length) {
+          // A blank module: `func:mod:` names every module, `func:mod:!` vmlinux.
+          if (!mg.not === !modname) continue;
+        } else {
+          const modMatches = modname ? ftraceMatch(modname, mg) : false;
+          if (modMatches === mg.not) continue;
+        }
+        if (fg.search.length && !ftraceMatch(fn.name, fg)) continue;
+      } else if (!ftraceMatch(fn.name, fg)) continue;
+      if (clear) hash.delete(fn.id);
+      else hash.add(fn.id);
+      found++;
+    }
+    return found;
   }
 
   // ------------------------------------------------------------------ registration

@@ -5,6 +5,11 @@
  */
 export class FtraceHash {
   private readonly ids: Set<number>;
+  /**
+   * FTRACE_HASH_FL_MOD: `:mod:` filters wait for a module to load, so the
+   * hash is not "all functions" even with no entries yet.
+   */
+  mod = false;
 
   constructor(ids?: Iterable<number>) {
     this.ids = new Set(ids);
@@ -14,8 +19,9 @@ export class FtraceHash {
     return this.ids.size;
   }
 
+  /** ftrace_hash_empty(). */
   get empty(): boolean {
-    return this.ids.size === 0;
+    return this.ids.size === 0 && !this.mod;
   }
 
   has(id: number): boolean {
@@ -35,7 +41,9 @@ export class FtraceHash {
   }
 
   copy(): FtraceHash {
-    return new FtraceHash(this.ids);
+    const h = new FtraceHash(this.ids);
+    h.mod = this.mod;
+    return h;
   }
 
   [Symbol.iterator](): IterableIterator<number> {
@@ -44,7 +52,7 @@ export class FtraceHash {
 
   /** Same members (ops_equal(): two empty hashes are equal). */
   equals(other: FtraceHash): boolean {
-    if (this.count !== other.count) return false;
+    if (this.empty !== other.empty || this.count !== other.count) return false;
     for (const id of this.ids) if (!other.has(id)) return false;
     return true;
   }

@@ -10,6 +10,7 @@ import { Clock } from './clock.js';
 import type { InsnModel } from './insn_model.js';
 import { loadCallSites, loadInsnModel, loadKprobeBlacklist, loadModuleTypes, loadSymbols, loadTypes, type SymbolSource } from './kernel_symbols.js';
 import type { KprobeBlacklist } from './kprobe_blacklist.js';
+import type { KernelFeature } from './features.js';
 import { DEFAULT_SERIES, type Series } from './series.js';
 import type { KallsymsTable } from './symbol_table.js';
 import type { Task } from './task.js';
@@ -25,6 +26,8 @@ export interface KernelOptions {
   seed?: number;
   /** Symbols and BTF: the built-in model of the series (default), or the machine's running kernel. */
   symbols?: SymbolSource;
+  /** Kconfig options Debian leaves off, turned on here (default: none, Debian's config). */
+  features?: readonly KernelFeature[];
 }
 
 /** A system call made on the mount, as the kernel path that serves it needs to know it. */
@@ -43,6 +46,8 @@ export class Kernel {
   readonly tasks: TaskTable;
   readonly seed: number;
   readonly symbolSource: SymbolSource;
+  /** Optional features built in (see features.ts). */
+  readonly features: ReadonlySet<KernelFeature>;
   private symtab?: KallsymsTable;
   private btf?: Btf;
   private insnModel?: InsnModel;
@@ -56,6 +61,7 @@ export class Kernel {
     this.symbolSource = opts.symbols ?? 'builtin';
     this.nrCpus = Math.max(1, opts.cpus ?? availableParallelism());
     this.seed = opts.seed ?? 1;
+    this.features = new Set(opts.features ?? []);
     this.tasks = new TaskTable(this.nrCpus);
   }
 

@@ -98,6 +98,16 @@ export class TraceArray {
     }
   }
 
+  /**
+   * tracer_tracing_on() / tracer_tracing_off(): recording on or off without
+   * the tracer's start/stop (what traceon/traceoff triggers and probes do).
+   */
+  setTracerTracing(on: boolean): void {
+    if (on === this._tracingOn) return;
+    this._tracingOn = on;
+    if (!on) this.buffer.wakeWaiters();
+  }
+
   /** Whether an event on `cpu` would be recorded now. */
   recording(cpu: number): boolean {
     return this._tracingOn && this.stopCount === 0 && this.cpumask[cpu] === true;
@@ -249,7 +259,7 @@ export class TraceArray {
   // ------------------------------------------------------------------ options
 
   coreOptions(): readonly CoreOption[] {
-    return coreOptions(this.series);
+    return coreOptions(this.series, this.tracing.kernel.features);
   }
 
   /** A core option or an option of the current tracer. */

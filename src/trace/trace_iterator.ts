@@ -57,6 +57,10 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
   private readonly fixedBuffer: RingBuffer | null;
   /** Index of the current entry (iter->idx): from 0 in `trace`, from 1 in each trace_pipe read. */
   idx = -1;
+  /** The entry being printed (for lookahead on its CPU). */
+  private current: Entry | null = null;
+  /** A consuming lookahead already consumed the current entry (TRACE_TYPE_NO_CONSUME). */
+  private currentConsumed = false;
 
   constructor(
     readonly tr: TraceArray,
@@ -150,7 +154,41 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
 
   /** trace_consume(): for consuming readers, once the record was printed. */
   consume(e: Entry): void {
+    if (this.currentConsumed) {
+      this.currentConsumed = false;
+      return;
+    }
     if (this.consuming) this.buffer.cpus[e.cpu].consume();
+  }
+
+  /** The next record on the current entry's CPU (get_return_for_leaf()). */
+  peekSameCpu(): TraceRecord | null {
+    const e = this.current;
+    if (!e) return null;
+    if (this.consuming) {
+      const cb = this.buffer.cpus[e.cpu];
+      if (!this.currentConsumed) {
+        cb.consume();
+        this.currentConsumed = true;
+      }
+      const ev = cb.peek();
+      return ev ? this.record({ cpu: e.cpu, ev, lost: 0, gen: ev.page.generation }) : null;
+    }
+    const ev = this.iters[e.cpu]?.peek();
+    return ev ? this.record({ cpu: e.cpu, ev, lost: 0, gen: ev.page.generation }) : null;
+  }
+
+  /** The peeked record was printed with the current one. */
+  skipSameCpu(): void {
+    const e = this.current;
+    if (!e) return;
+    if (this.consuming) {
+      // The next consume() takes the peeked record.
+      this.currentConsumed = false;
+      return;
+    }
+    this.iters[e.cpu]?.advance();
+    this.heads[e.cpu] = undefined;
   }
 
   record(e: Entry): TraceRecord {
@@ -225,6 +263,8 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
   line(e: Entry): string {
     const tr = this.tr;
     const rec = this.record(e);
+    this.current = e;
+    this.currentConsumed = false;
     let s = '';
     if (e.lost) s += e.lost < 0 ? `CPU:${e.cpu} [LOST EVENTS]\n` : `CPU:${e.cpu} [LOST ${e.lost} EVENTS]\n`;
     if (this.tracer.printLine) {

@@ -2,6 +2,7 @@
  * Trace options (trace_options and options/*): the core flags of each series
  * in the kernel's order with their defaults, and tracer-specific options.
  */
+import type { KernelFeature } from '../kernel/features.js';
 import { atLeast, type Series } from '../kernel/series.js';
 
 export interface CoreOption {
@@ -13,6 +14,8 @@ export interface CoreOption {
   readonly zeroedInInstances?: boolean;
   /** First series that has it. */
   readonly since?: Series;
+  /** Only with this optional kernel feature. */
+  readonly feature?: KernelFeature;
 }
 
 const CORE_OPTIONS: readonly CoreOption[] = [
@@ -48,11 +51,14 @@ const CORE_OPTIONS: readonly CoreOption[] = [
   { name: 'function-fork', default: false, zeroedInInstances: true },
   { name: 'display-graph', default: false },
   { name: 'stacktrace', default: false },
+  // FUNCTION_PROFILER (7.x: core options; 6.12 has graph-time as a function_graph option)
+  { name: 'prof-text-offset', default: false, since: '7.2', feature: 'function-profiler' },
+  { name: 'graph-time', default: true, since: '7.2', feature: 'function-profiler' },
 ];
 
-/** The core options of a series, in trace_options order. */
-export function coreOptions(series: Series): readonly CoreOption[] {
-  return CORE_OPTIONS.filter((o) => !o.since || atLeast(series, o.since));
+/** The core options of a series (and optional features), in trace_options order. */
+export function coreOptions(series: Series, features: ReadonlySet<KernelFeature> = new Set()): readonly CoreOption[] {
+  return CORE_OPTIONS.filter((o) => (!o.since || atLeast(series, o.since)) && (!o.feature || features.has(o.feature)));
 }
 
 /** Splits `[no]name` as trace_options takes it (surrounding blanks ignored). */

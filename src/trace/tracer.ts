@@ -24,6 +24,14 @@ export interface TracerPrintContext {
   readonly timeInNs: boolean;
   /** The standard context columns of a record (`TASK-PID  [CPU]  FLAGS  TIMESTAMP: `). */
   context(rec: TraceRecord): string;
+  /**
+   * The record after the one being printed on the same CPU (lookahead, as
+   * function_graph's get_return_for_leaf() does), or null. On a consuming
+   * reader this consumes the current record first.
+   */
+  peekSameCpu?(): TraceRecord | null;
+  /** That record was printed with the current one: do not print it again. */
+  skipSameCpu?(): void;
 }
 
 export interface Tracer {

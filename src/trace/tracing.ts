@@ -5,6 +5,7 @@ import type { Task } from '../kernel/task.js';
 import { ErrorLog } from './error_log.js';
 import { EventRegistry } from './event_registry.js';
 import { TraceEvents } from './events/trace_events.js';
+import { initFtrace } from './ftrace/init.js';
 import { registerFtraceEntries, type FtraceEntryTypes } from './ftrace_entries.js';
 import { SavedCmdlines } from './saved_cmdlines.js';
 import { TraceArray } from './trace_array.js';
@@ -42,6 +43,7 @@ export class Tracing {
       for (const tr of this.arrays()) tr.initTracerOptions(t);
     });
     this.ftraceTypes = registerFtraceEntries(this);
+    initFtrace(this);
     this.top = new TraceArray(this, '');
     this.printkTrace = this.top;
     if (this.top.options.has('copy_trace_marker')) this.markerCopies.add(this.top);

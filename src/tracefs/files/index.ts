@@ -19,6 +19,7 @@ import { timestampModeFile, traceClockFile } from './clock.js';
 import { savedCmdlinesFile, savedCmdlinesSizeFile, savedTgidsFile } from './cmdlines.js';
 import { cpumaskFile } from './cpumask.js';
 import { errorLogFile } from './error_log.js';
+import { addFtraceFiles, addFtraceTopFiles } from './ftrace.js';
 import { traceMarkerFile, traceMarkerRawFile } from './markers.js';
 import { printkFormatsFile, tracingMaxLatencyFile, tracingOnFile, tracingThreshFile } from './misc.js';
 import { addTracerOptionFiles, optionsDir, traceOptionsFile } from './options.js';
@@ -67,6 +68,7 @@ export function addCoreFiles(dir: Dir, tr: TraceArray): void {
   add('snapshot', 0o640, snapshotFile(tr));
   add('error_log', 0o640, errorLogFile(tr));
   if (tr.series === '6.12' && tr.isTop) add('tracing_max_latency', 0o640, tracingMaxLatencyFile(tr));
+  addFtraceFiles(dir, tr);
   const options = dir.add(optionsDir(tr));
   tr.tracing.tracers.onRegister.push((t) => {
     if (tr.isTop || tr.tracing.instances.get(tr.name) === tr) addTracerOptionFiles(options, tr, t);
@@ -84,4 +86,5 @@ export function addTopFiles(root: Dir, tracing: Tracing): void {
   add('saved_cmdlines_size', 0o640, savedCmdlinesSizeFile(tracing));
   add('saved_tgids', 0o440, savedTgidsFile(tracing));
   add('printk_formats', 0o440, printkFormatsFile());
+  addFtraceTopFiles(root, tracing);
 }

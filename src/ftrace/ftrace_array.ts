@@ -1,0 +1,117 @@
+/**
+ * What ftrace keeps per trace array: its ftrace_ops (the top level's is
+ * global_ops) whose hashes set_ftrace_filter / set_ftrace_notrace edit, the
+ * `:mod:` filters waiting for their module, its function probes, and its
+ * set_ftrace_pid / set_ftrace_notrace_pid lists (with function-fork).
+ */
+import type { Kernel } from '../kernel/kernel.js';
+import type { Task } from '../kernel/task.js';
+import { Fgraph } from './fgraph.js';
+import { Ftrace } from './ftrace.js';
+import type { FtraceHash } from './ftrace_hash.js';
+import { FTRACE_OPS_FL_DYNAMIC, FTRACE_OPS_FL_PID, FtraceOps, type FtracePidFilter } from './ftrace_ops.js';
+import { FuncProbes } from './func_probe.js';
+import { taskLifecycle } from './kernel_seam.js';
+
+/** A `func:mod:module` filter for a module not loaded (struct ftrace_mod_load). */
+export interface FtraceModLoad {
+  func: string;
+  module: string;
+}
+
+/**
+ * A set_ftrace_filter command (`func:cmd[:param]`): may change the hash
+ * being edited or act on the trace array. Throws a KernelError to fail the write.
+ */
+export type FtraceCommand = (fa: FtraceArray, hash: FtraceHash, func: string, cmd: string, param: string | undefined, enable: boolean) => void;
+
+export class FtraceArray implements FtracePidFilter {
+  readonly ftrace: Ftrace;
+  /** tr->ops: the function tracer's ops, whose hashes the filter files edit. */
+  readonly ops: FtraceOps;
+  modTrace: FtraceModLoad[] = [];
+  modNotrace: FtraceModLoad[] = [];
+  readonly probes: FuncProbes;
+  /** set_ftrace_pid (null: no list). */
+  pids: Set<number> | null = null;
+  /** set_ftrace_notrace_pid. */
+  noPids: Set<number> | null = null;
+  private following = false;
+  private readonly onFork = (child: Task, parent: Task | undefined) => this.forked(child, parent);
+  private readonly onExit = (task: Task) => this.exited(task);
+
+  constructor(
+    readonly kernel: Kernel,
+    /** The trace array this belongs to (opaque here). */
+    readonly owner: unknown,
+    top: boolean,
+  ) {
+    this.ftrace = Ftrace.of(kernel);
+    this.ops = new FtraceOps({
+      func: () => {},
+      funcSym: 'ftrace_stub',
+      flags: FTRACE_OPS_FL_PID | (top ? 0 : FTRACE_OPS_FL_DYNAMIC),
+      private: owner,
+      pids: this,
+    });
+    this.probes = new FuncProbes(this.ftrace, owner);
+  }
+
+  // ------------------------------------------------------------------ pids
+
+  pidsEnabled(): boolean {
+    return this.pids !== null || this.noPids !== null;
+  }
+
+  /** trace_ignore_this_task(). */
+  ignores(task: Task): boolean {
+    return (this.pids !== null && !this.pids.has(task.pid)) || (this.noPids !== null && this.noPids.has(task.pid));
+  }
+
+  /** A pid list was written (pid_write()): PID ops switch to (or from) pid filtering. */
+  setPids(which: 'pids' | 'noPids', list: Set<number> | null): void {
+    this[which] = list && list.size ? list : null;
+    this.pidsChanged();
+  }
+
+  private pidsChanged(): void {
+    this.ftrace.updatePidFunc();
+    Fgraph.of(this.kernel).updatePidFunc();
+  }
+
+  /** ftrace_pid_follow_fork(): function-fork adds children of listed tasks to the lists (and drops exiting ones). */
+  followFork(on: boolean): void {
+    if (on === this.following) return;
+    this.following = on;
+    const life = taskLifecycle(this.kernel);
+    if (on) {
+      life.forked.add(this.onFork);
+      life.exited.add(this.onExit);
+    } else {
+      life.forked.delete(this.onFork);
+      life.exited.delete(this.onExit);
+    }
+  }
+
+  /** trace_filter_add_remove_task() at fork. */
+  private forked(child: Task, parent: Task | undefined): void {
+    if (!parent) return;
+    for (const list of [this.pids, this.noPids]) if (list && list.has(parent.pid)) list.add(child.pid);
+  }
+
+  private exited(task: Task): void {
+    this.pids?.delete(task.pid);
+    this.noPids?.delete(task.pid);
+  }
+
+  // ------------------------------------------------------------------ teardown
+
+  /** The instance goes away: probes off, ops off, pid lists and fork following dropped. */
+  destroy(): void {
+    this.probes.clear();
+    if (this.ftrace.opsList.includes(this.ops)) this.ftrace.unregister(this.ops);
+    this.followFork(false);
+    this.pids = null;
+    this.noPids = null;
+  }
+}

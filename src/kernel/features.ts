@@ -1,0 +1,17 @@
+/**
+ * Optional kernel features (Kconfig options) beyond the Debian kernels the
+ * emulator reproduces. By default the emulated kernel has Debian's config,
+ * so every file, option and README line matches the real one; these add what
+ * Debian builds without, for the selftests that need them.
+ */
+export type KernelFeature =
+  /** CONFIG_FUNCTION_PROFILER: function_profile_enabled, trace_stat/function*, graph-time. */
+  | 'function-profiler'
+  /** CONFIG_FUNCTION_GRAPH_RETVAL: funcgraph-retval(-hex), the retval field of funcgraph_exit. */
+  | 'graph-retval';
+
+export const KERNEL_FEATURES: readonly KernelFeature[] = ['function-profiler', 'graph-retval'];
+
+export function isKernelFeature(s: string): s is KernelFeature {
+  return (KERNEL_FEATURES as readonly string[]).includes(s);
+}

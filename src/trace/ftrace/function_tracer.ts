@@ -1,0 +1,161 @@
+/**
+ * The `function` tracer (trace_functions.c): its trace array's ftrace_ops
+ * records one ftrace/function event per traced call, optionally with a
+ * stack trace (func_stack_trace), the arguments (func-args, 7.x) or repeats
+ * folded into func_repeats events (func-no-repeats).
+ */
+import type { ExecContext } from '../../kernel/context.js';
+import { fail } from '../../kernel/errno.js';
+import { Ftrace } from '../../ftrace/ftrace.js';
+import type { FtraceFunc } from '../../ftrace/ftrace_ops.js';
+import { contextOf } from '../../ftrace/kernel_seam.js';
+import { ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from '../../ftrace/recursion.js';
+import { ARG_REGS, type PtRegs } from '../../kernel/regs.js';
+import { atLeast } from '../../kernel/series.js';
+import type { TraceArray } from '../trace_array.js';
+import type { Tracer, TracerOption } from '../tracer.js';
+import { ArrayFtrace } from './array_ftrace.js';
+import { FTRACE_REGS_MAX_ARGS, TRACE_FN } from './fn_events.js';
+import { FuncRepeats } from './func_repeats.js';
+import { recordStack, stackEntries } from './kernel_stack.js';
+import { ctxDec, writeRecord } from './record.js';
+
+const OPT_STACK = 'func_stack_trace';
+const OPT_NO_REPEATS = 'func-no-repeats';
+const OPT_ARGS = 'func-args';
+
+/** trace_function(): one ftrace/function record (with the argument registers when `regs` is given). */
+export function traceFunction(tr: TraceArray, ip: bigint, parentIp: bigint, ctx: ExecContext, regs?: PtRegs): boolean {
+  const len = 24 + (regs ? FTRACE_REGS_MAX_ARGS * 8 : 0);
+  return writeRecord(tr, ctx, TRACE_FN, len, (buf, off) => {
+    buf.writeBigUInt64LE(ip, off + 8);
+    buf.writeBigUInt64LE(parentIp, off + 16);
+    if (regs) for (let i = 0; i < FTRACE_REGS_MAX_ARGS; i++) buf.writeBigUInt64LE(regs.get(ARG_REGS[i]), off + 24 + 8 * i);
+  });
+}
+
+/** The callback of the option combination (select_trace_function()); undefined when not allowed. */
+function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFunc; sym: string } | undefined {
+  const kernel = tr.tracing.kernel;
+  const af = ArrayFtrace.of(tr);
+  const stack = opts.has(OPT_STACK);
+  const norep = opts.has(OPT_NO_REPEATS);
+  const args = opts.has(OPT_ARGS);
+  if (args && (stack || norep)) return undefined;
+  if (args) {
+    return {
+      sym: 'function_args_trace_call',
+      func: (ip, parentIp, _op, regs, task) => {
+        if (!af.functionEnabled) return;
+        const bit = ftraceTestRecursionTrylock(task);
+        if (bit < 0) return;
+        try {
+          traceFunction(tr, ip, parentIp, contextOf(kernel, task), regs);
+        } finally {
+          ftraceTestRecursionUnlock(task, bit);
+        }
+      },
+    };
+  }
+  if (stack) {
+    const repeats = norep ? FuncRepeats.of(tr) : undefined;
+    return {
+      sym: norep ? 'function_stack_no_repeats_trace_call' : 'function_stack_trace_call',
+      // Runs with interrupts off and no recursion lock: the context is the traced one.
+      func: (ip, parentIp, _op, _regs, task) => {
+        if (!af.functionEnabled) return;
+        const ctx = contextOf(kernel, task);
+        if (repeats) {
+          if (repeats.isRepeat(ctx.cpu, ip, parentIp)) return;
+          repeats.flush(ctx, ip, parentIp);
+        }
+        traceFunction(tr, ip, parentIp, ctx);
+        recordStack(tr, ctx, stackEntries(task, true));
+      },
+    };
+  }
+  if (norep) {
+    const repeats = FuncRepeats.of(tr);
+    return {
+      sym: 'function_no_repeats_trace_call',
+      func: (ip, parentIp, _op, _regs, task) => {
+        if (!af.functionEnabled) return;
+        const bit = ftraceTestRecursionTrylock(task);
+        if (bit < 0) return;
+        try {
+          if (!tr.tracingOn) return;
+          const ctx = ctxDec(contextOf(kernel, task));
+          if (repeats.isRepeat(ctx.cpu, ip, parentIp)) return;
+          repeats.flush(ctx, ip, parentIp);
+          traceFunction(tr, ip, parentIp, ctx);
+        } finally {
+          ftraceTestRecursionUnlock(task, bit);
+        }
+      },
+    };
+  }
+  return {
+    sym: 'function_trace_call',
+    func: (ip, parentIp, _op, _regs, task) => {
+      if (!af.functionEnabled) return;
+      const bit = ftraceTestRecursionTrylock(task);
+      if (bit < 0) return;
+      try {
+        traceFunction(tr, ip, parentIp, ctxDec(contextOf(kernel, task)));
+      } finally {
+        ftraceTestRecursionUnlock(task, bit);
+      }
+    },
+  };
+}
+
+export function functionTracer(series: TraceArray['series']): Tracer {
+  const options: TracerOption[] = [
+    { name: OPT_STACK, default: false },
+    { name: OPT_NO_REPEATS, default: false },
+  ];
+  if (atLeast(series, '7.2')) options.push({ name: OPT_ARGS, default: false });
+  const tracer: Tracer = {
+    name: 'function',
+    allowInstances: true,
+    options,
+    init(tr) {
+      const af = ArrayFtrace.of(tr);
+      const sel = selectFunc(tr, tr.tracerOptions.get('function') ?? new Set());
+      if (!sel) fail('EINVAL');
+      const ftrace = Ftrace.of(tr.tracing.kernel);
+      ftrace.setFunc(af.fa.ops, sel.func, sel.sym);
+      // tracing_start_function_trace()
+      af.functionEnabled = false;
+      ftrace.register(af.fa.ops);
+      af.functionEnabled = true;
+    },
+    reset(tr) {
+      const af = ArrayFtrace.of(tr);
+      af.functionEnabled = false;
+      const ftrace = Ftrace.of(tr.tracing.kernel);
+      if (ftrace.opsList.includes(af.fa.ops)) ftrace.unregister(af.fa.ops);
+      ftrace.setFunc(af.fa.ops, () => {}, 'ftrace_stub');
+      FuncRepeats.drop(tr);
+    },
+    start(tr) {
+      // function_trace_start(): turning tracing on starts from an empty buffer.
+      tr.reset();
+    },
+    setOption(tr, name, on) {
+      // func_set_flag(): a new combination means a new callback, re-registered.
+      if (tr.tracer !== tracer) return;
+      const cur = new Set(tr.tracerOptions.get('function') ?? []);
+      if (on) cur.add(name);
+      else cur.delete(name);
+      const sel = selectFunc(tr, cur);
+      if (!sel) fail('EINVAL');
+      const af = ArrayFtrace.of(tr);
+      const ftrace = Ftrace.of(tr.tracing.kernel);
+      ftrace.unregister(af.fa.ops);
+      ftrace.setFunc(af.fa.ops, sel.func, sel.sym);
+      ftrace.register(af.fa.ops);
+    },
+  };
+  return tracer;
+}

@@ -1,0 +1,39 @@
+/** The ftrace files of a trace array and of the top level, as ftrace_init_tracefs() and friends create them. */
+import { ArrayFtrace } from '../../trace/ftrace/array_ftrace.js';
+import { GraphGlobals } from '../../trace/ftrace/function_graph_tracer.js';
+import type { TraceArray } from '../../trace/trace_array.js';
+import type { Tracing } from '../../trace/tracing.js';
+import { Dir, File, type FileOps } from '../node.js';
+import { ulongFile } from '../seq_file.js';
+import { ftraceRegexFile, graphHashFile } from './ftrace_filter.js';
+import { availableFilterFunctionsFile, dynFtraceTotalInfoFile, enabledFunctionsFile } from './ftrace_functions.js';
+import { ftracePidFile } from './ftrace_pid.js';
+
+/** Files of every trace array: the function filters and pid lists. */
+export function addFtraceFiles(dir: Dir, tr: TraceArray): void {
+  const add = (name: string, perm: number, fops: FileOps) => dir.add(new File(name, perm, fops));
+  add('set_ftrace_filter', 0o640, ftraceRegexFile(tr, 'filter'));
+  add('set_ftrace_notrace', 0o640, ftraceRegexFile(tr, 'notrace'));
+  add('set_ftrace_pid', 0o640, ftracePidFile(tr, 'pids'));
+  add('set_ftrace_notrace_pid', 0o640, ftracePidFile(tr, 'noPids'));
+}
+
+/** Files only the top level has. */
+export function addFtraceTopFiles(root: Dir, tracing: Tracing): void {
+  const kernel = tracing.kernel;
+  const add = (name: string, perm: number, fops: FileOps) => root.add(new File(name, perm, fops));
+  add('available_filter_functions', 0o440, availableFilterFunctionsFile(kernel, false));
+  add('available_filter_functions_addrs', 0o440, availableFilterFunctionsFile(kernel, true));
+  add('enabled_functions', 0o440, enabledFunctionsFile(kernel, 'enabled'));
+  add('touched_functions', 0o440, enabledFunctionsFile(kernel, 'touched'));
+  add('dyn_ftrace_total_info', 0o440, dynFtraceTotalInfoFile(kernel));
+  add('set_graph_function', 0o640, graphHashFile(tracing.top, 'function'));
+  add('set_graph_notrace', 0o640, graphHashFile(tracing.top, 'notrace'));
+  const g = GraphGlobals.of(kernel);
+  add('max_graph_depth', 0o640, ulongFile(() => g.maxDepth, (v) => (g.maxDepth = v >>> 0)));
+}
+
+/** An instance goes away: its probes, ops and pid lists with it. */
+export function removeFtraceState(tr: TraceArray): void {
+  ArrayFtrace.destroy(tr);
+}

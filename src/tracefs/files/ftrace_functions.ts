@@ -1,0 +1,43 @@
+/**
+ * The top-level listings of the function records: available_filter_functions
+ * (and _addrs), enabled_functions, touched_functions, dyn_ftrace_total_info.
+ */
+import { Ftrace } from '../../ftrace/ftrace.js';
+import { FunctionListing } from '../../ftrace/enabled_functions.js';
+import { availableFilterFunctionsAddrsText, availableFilterFunctionsText } from '../../kernel/kallsyms.js';
+import type { Kernel } from '../../kernel/kernel.js';
+import type { FileOps } from '../node.js';
+import { seqRead, sliceAt } from '../seq_file.js';
+
+export function availableFilterFunctionsFile(kernel: Kernel, addrs: boolean): FileOps {
+  return {
+    read(_f, size, pos) {
+      const t = kernel.symbols;
+      return sliceAt(addrs ? availableFilterFunctionsAddrsText(t) : availableFilterFunctionsText(t), size, pos);
+    },
+  };
+}
+
+export function enabledFunctionsFile(kernel: Kernel, which: 'enabled' | 'touched'): FileOps {
+  return seqRead(() => {
+    const l = new FunctionListing(Ftrace.of(kernel));
+    return which === 'enabled' ? l.enabled() : l.touched();
+  });
+}
+
+/** Records per ftrace page group of each series' real kernel (pages and groups scale from them). */
+const PAGES: Record<string, { perPage: number; groups: number; bootNs?: number }> = {
+  '7.2': { perPage: 46795 / 192, groups: 2, bootNs: 29797462 },
+  '6.12': { perPage: 42862 / 176, groups: 3 },
+};
+
+/** dyn_ftrace_total_info: records, their pages and groups (and, since 7.x, update times). */
+export function dynFtraceTotalInfoFile(kernel: Kernel): FileOps {
+  return seqRead(() => {
+    const n = Ftrace.of(kernel).records.count;
+    const p = PAGES[kernel.series];
+    let s = `${n} pages:${Math.ceil(n / p.perPage)} groups: ${p.groups}\n`;
+    if (p.bootNs !== undefined) s += `ftrace boot update time = ${p.bootNs} (ns)\nftrace module total update time = 0 (ns)\n`;
+    return s;
+  });
+}
