@@ -30,7 +30,7 @@ describe('README', () => {
     expect(text).toContain('  trace_marker_raw\t\t- Writes into this file writes binary data into the kernel buffer\n');
     expect(text).toContain("  snapshot\t\t- Like 'trace' but shows the content of the static\n");
     expect(text).not.toContain('kprobe_events');
-    expect(text).not.toContain('set_ftrace_filter');
+    expect(text).toContain('set_ftrace_filter');
     tracing.features.add('kprobe_events');
     const more = await read('README');
     expect(more).toContain('  kprobe_events\t\t- Create/append/remove/show the kernel dynamic events\n');
