@@ -172,7 +172,12 @@ export class Ftrace {
     this.site[fn.id] = site;
     this.siteOps[fn.id] = ops;
     this.exec.fentryPatched[fn.id] = site === Site.Nop ? 0 : 1;
+    if (site === Site.Nop) this.active.delete(r);
+    else this.active.add(r);
   }
+
+  /** Records whose call site is patched. */
+  private readonly active = new Set<number>();
 
   // ------------------------------------------------------------------ records
 
@@ -257,14 +262,25 @@ export class Ftrace {
     flags[r] = f >>> 0;
   }
 
-  /** ftrace_replace_code() for the records that changed, then every call site (the list function may have come or gone). */
+  /** What the static caller called at the last update. */
+  private lastCaller: { site: Site; ops?: FtraceOps } = { site: Site.Nop };
+
+  /**
+   * ftrace_replace_code(): the records that changed get their call sites
+   * re-pointed; when what the static caller calls changed (the list function
+   * came or went), every enabled site is.
+   */
   private commit(touched: Set<number>): void {
     for (const r of touched) this.checkRecord(r);
     const caller = this.traceFunctionSite();
     const flags = this.records.flags;
-    for (let r = 0; r < this.records.count; r++) {
-      if (flags[r] & FTRACE_FL_ENABLED || this.site[this.records.fns[r].id] !== Site.Nop) this.updateSite(r, caller);
+    if (caller.site !== this.lastCaller.site || caller.ops !== this.lastCaller.ops) {
+      for (const r of touched) if (flags[r] & FTRACE_FL_ENABLED) this.active.add(r);
+      for (const r of this.active) this.updateSite(r, caller);
+    } else {
+      for (const r of touched) this.updateSite(r, caller);
     }
+    this.lastCaller = caller;
     for (const cb of this.onUpdate) cb();
   }
 
