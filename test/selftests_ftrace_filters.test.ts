@@ -4,22 +4,8 @@
  * func_traceonoff_triggers and func-filter-stacktrace.
  */
 import { describe, expect, it } from 'vitest';
-import { O_TRUNC, O_WRONLY } from '../src/tracefs/node.js';
-import type { Tracefs } from '../src/tracefs/tracefs.js';
-import type { Caller } from '../src/kernel/caller.js';
 import { READ_PROC_VERSION, run } from './helpers/ftrace_driver.js';
-import { errCode, setup, traceLines } from './helpers/tracefs.js';
-
-/** A shell's echo: the whole text written, in as many write(2) calls as the file takes. */
-export async function echo(fs: Tracefs, path: string, text: string, append = false, caller?: Caller): Promise<void> {
-  const buf = Buffer.from(text, 'latin1');
-  const h = await fs.open(path, O_WRONLY | (append ? 0o2000 : O_TRUNC), caller);
-  try {
-    for (let off = 0; off < buf.length; ) off += await h.write(buf.subarray(off), off);
-  } finally {
-    h.release();
-  }
-}
+import { echo, errCode, setup, traceLines } from './helpers/tracefs.js';
 
 const names = (text: string) => text.split('\n').filter(Boolean).map((l) => l.split(' ')[0]);
 

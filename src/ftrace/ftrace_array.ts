@@ -21,9 +21,10 @@ export interface FtraceModLoad {
 
 /**
  * A set_ftrace_filter command (`func:cmd[:param]`): may change the hash
- * being edited or act on the trace array. Throws a KernelError to fail the write.
+ * being edited or act on the trace array (undefined for filter files of no
+ * trace array: commands then fail with ENODEV). Throws a KernelError to fail the write.
  */
-export type FtraceCommand = (fa: FtraceArray, hash: FtraceHash, func: string, cmd: string, param: string | undefined, enable: boolean) => void;
+export type FtraceCommand = (fa: FtraceArray | undefined, hash: FtraceHash, func: string, cmd: string, param: string | undefined, enable: boolean) => void;
 
 export class FtraceArray implements FtracePidFilter {
   readonly ftrace: Ftrace;

@@ -8,7 +8,8 @@
  */
 import { fail } from '../kernel/errno.js';
 import type { Ftrace } from './ftrace.js';
-import type { FtraceArray, FtraceCommand, FtraceModLoad } from './ftrace_array.js';
+import { FtraceArray, type FtraceCommand, type FtraceModLoad } from './ftrace_array.js';
+import type { FtraceOps } from './ftrace_ops.js';
 import type { FtraceHash } from './ftrace_hash.js';
 import { FTRACE_BUFF_MAX, TraceParser } from './trace_parser.js';
 
@@ -30,6 +31,7 @@ export function registerFtraceCommand(ftrace: Ftrace, name: string, cmd: FtraceC
 
 /** ftrace_mod_callback(): `func:mod:module`, remembered while the module is not loaded. */
 const modCommand: FtraceCommand = (fa, hash, func, _cmd, module, enable) => {
+  if (!fa) fail('ENODEV');
   const mod = module ?? '';
   if (fa.ftrace.matchRecords(hash, func, mod) > 0) return;
   cacheMod(fa, func, mod, enable);
@@ -51,30 +53,37 @@ function cacheMod(fa: FtraceArray, func: string, module: string, enable: boolean
 
 export type RegexKind = 'filter' | 'notrace';
 
-/** One open of set_ftrace_filter or set_ftrace_notrace. */
+/**
+ * One open of set_ftrace_filter or set_ftrace_notrace (of a trace array), or
+ * of a filter file of an ops that belongs to no trace array (stack_trace_filter:
+ * no `:mod:` cache, no commands, no probes).
+ */
 export class FtraceRegex {
   private readonly hash: FtraceHash;
   private readonly parser = new TraceParser(FTRACE_BUFF_MAX);
+  readonly ops: FtraceOps;
+  private readonly ftrace: Ftrace;
 
   constructor(
-    readonly fa: FtraceArray,
+    target: FtraceArray | { ftrace: Ftrace; ops: FtraceOps },
     readonly kind: RegexKind,
     readonly writable: boolean,
     truncate: boolean,
   ) {
-    const cur = fa.ops.funcHash[kind];
+    this.fa = target instanceof FtraceArray ? target : undefined;
+    this.ops = target.ops;
+    this.ftrace = target.ftrace;
+    const cur = this.ops.funcHash[kind];
+    this.hash = cur.copy();
     if (writable && truncate) {
-      this.hash = cur.copy();
       this.hash.clear();
       this.hash.mod = false;
-      if (kind === 'filter') fa.modTrace = [];
-      else fa.modNotrace = [];
-    } else this.hash = cur.copy();
+      if (this.fa && kind === 'filter') this.fa.modTrace = [];
+      else if (this.fa) this.fa.modNotrace = [];
+    }
   }
 
-  private get ftrace(): Ftrace {
-    return this.fa.ftrace;
-  }
+  readonly fa: FtraceArray | undefined;
 
   /** ftrace_regex_write(): consumes up to one word; a word that fails fails the write. */
   write(data: Buffer): number {
@@ -116,8 +125,8 @@ export class FtraceRegex {
       }
     }
     if (!this.writable) return;
-    if (this.kind === 'filter') this.hash.mod = this.fa.modTrace.length > 0;
-    this.ftrace.setHash(this.fa.ops.funcHash, this.kind, this.hash);
+    if (this.kind === 'filter' && this.fa) this.hash.mod = this.fa.modTrace.length > 0;
+    this.ftrace.setHash(this.ops.funcHash, this.kind, this.hash);
   }
 
   /** The listing of the file (t_start/t_show). */
@@ -125,8 +134,10 @@ export class FtraceRegex {
     let out = '';
     if (this.hash.empty) out += this.kind === 'notrace' ? '#### no functions disabled ####\n' : '#### all functions enabled ####\n';
     else out += listHash(this.ftrace, this.hash);
-    out += showMods(this.kind === 'filter' ? this.fa.modTrace : this.fa.modNotrace);
-    if (this.kind === 'filter') out += this.fa.probes.show();
+    if (this.fa) {
+      out += showMods(this.kind === 'filter' ? this.fa.modTrace : this.fa.modNotrace);
+      if (this.kind === 'filter') out += this.fa.probes.show();
+    }
     return out;
   }
 }

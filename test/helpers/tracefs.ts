@@ -2,6 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { createEmulator, type Caller } from '../../src/index.js';
 import { Task } from '../../src/kernel/task.js';
+import { O_APPEND, O_TRUNC, O_WRONLY } from '../../src/tracefs/node.js';
+import type { Tracefs } from '../../src/tracefs/tracefs.js';
 import type { Series } from '../../src/kernel/series.js';
 
 export function fixture(name: string): string {
@@ -42,3 +44,15 @@ export async function errCode(p: Promise<unknown> | (() => unknown)): Promise<st
 export function traceLines(text: string): string[] {
   return text.split('\n').filter((l) => l && !l.startsWith('#'));
 }
+
+/** A shell's echo: the whole text written, in as many write(2) calls as the file takes. */
+export async function echo(fs: Tracefs, path: string, text: string, append = false, caller?: Caller): Promise<void> {
+  const buf = Buffer.from(text, 'latin1');
+  const h = await fs.open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC), caller);
+  try {
+    for (let off = 0; off < buf.length; ) off += await h.write(buf.subarray(off), off);
+  } finally {
+    h.release();
+  }
+}
+

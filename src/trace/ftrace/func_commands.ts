@@ -221,7 +221,8 @@ const disableEventCountOps = eventOps(true);
 // ------------------------------------------------------------------ registration
 
 /** ftrace_trace_probe_callback(): `!glob` removes, else registers with an optional count. */
-function probeCallback(fa: FtraceArray, ops: ProbeOps, glob: string, param: string | undefined, enable: boolean): void {
+function probeCallback(fa: FtraceArray | undefined, ops: ProbeOps, glob: string, param: string | undefined, enable: boolean): void {
+  if (!fa) fail('ENODEV');
   if (!enable) fail('EINVAL');
   if (glob.startsWith('!')) {
     fa.probes.unregister(glob.slice(1), ops);
@@ -248,11 +249,13 @@ export function registerFuncCommands(ftrace: Ftrace, findEventFile: EventFileFin
   );
   registerFtraceCommand(ftrace, 'dump', (fa, _h, glob, _cmd, _param, enable) => probeCallback(fa, dumpOps, glob, '1', enable));
   registerFtraceCommand(ftrace, 'cpudump', (fa, _h, glob, _cmd, _param, enable) => {
+    if (!fa) fail('ENODEV');
     if (!enable) fail('EINVAL');
     if (glob.startsWith('!')) fa.probes.unregister(glob.slice(1), cpudumpOps);
     else fa.probes.register(glob, cpudumpOps);
   });
   registerFtraceCommand(ftrace, 'snapshot', (fa, _h, glob, _cmd, param, enable) => {
+    if (!fa) fail('ENODEV');
     if (!enable) fail('EINVAL');
     const ops = param !== undefined ? snapshotCountOps : snapshotOpsPlain;
     const tr = trOf(fa.owner);
@@ -265,6 +268,7 @@ export function registerFuncCommands(ftrace: Ftrace, findEventFile: EventFileFin
     probeCallback(fa, ops, glob, param, enable);
   });
   const eventCmd: FtraceCommand = (fa, _h, glob, cmd, param, enable) => {
+    if (!fa) fail('ENODEV');
     if (!enable || param === undefined) fail('EINVAL');
     const parts = param.split(':');
     if (parts.length < 2) fail('EINVAL');

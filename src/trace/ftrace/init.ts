@@ -25,7 +25,7 @@ export function initFtrace(tracing: Tracing): void {
   tracing.tracers.register(graph);
   graphTracers.set(tracing, graph);
   registerFuncCommands(Ftrace.of(kernel));
-  for (const f of ['dynamic_ftrace', 'function', 'function_graph', 'stacktrace']) tracing.features.add(f);
+  for (const f of ['dynamic_ftrace', 'function', 'function_graph', 'stacktrace', 'stack_tracer']) tracing.features.add(f);
 }
 
 /** tracing_thresh was written: the graph tracer switches to (or from) its threshold callback. */

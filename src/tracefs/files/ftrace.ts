@@ -8,6 +8,8 @@ import { ulongFile } from '../seq_file.js';
 import { ftraceRegexFile, graphHashFile } from './ftrace_filter.js';
 import { availableFilterFunctionsFile, dynFtraceTotalInfoFile, enabledFunctionsFile } from './ftrace_functions.js';
 import { ftracePidFile } from './ftrace_pid.js';
+import { functionProfileEnabledFile, traceStatDir } from './ftrace_profile.js';
+import { stackMaxSizeFile, stackTraceFile, stackTraceFilterFile } from './ftrace_stack.js';
 
 /** Files of every trace array: the function filters and pid lists. */
 export function addFtraceFiles(dir: Dir, tr: TraceArray): void {
@@ -31,6 +33,13 @@ export function addFtraceTopFiles(root: Dir, tracing: Tracing): void {
   add('set_graph_notrace', 0o640, graphHashFile(tracing.top, 'notrace'));
   const g = GraphGlobals.of(kernel);
   add('max_graph_depth', 0o640, ulongFile(() => g.maxDepth, (v) => (g.maxDepth = v >>> 0)));
+  add('stack_max_size', 0o640, stackMaxSizeFile(kernel));
+  add('stack_trace', 0o440, stackTraceFile(kernel));
+  add('stack_trace_filter', 0o640, stackTraceFilterFile(kernel));
+  if (kernel.features.has('function-profiler')) {
+    add('function_profile_enabled', 0o640, functionProfileEnabledFile(tracing));
+    root.add(traceStatDir(tracing));
+  }
 }
 
 /** An instance goes away: its probes, ops and pid lists with it. */

@@ -1,0 +1,46 @@
+/**
+ * The function profiler's files (FUNCTION_PROFILER): function_profile_enabled
+ * and trace_stat/function<cpu>.
+ */
+import { FunctionProfiler, type ProfilerSettings } from '../../ftrace/function_profiler.js';
+import { atLeast } from '../../kernel/series.js';
+import { ArrayFtrace } from '../../trace/ftrace/array_ftrace.js';
+import type { Tracing } from '../../trace/tracing.js';
+import { Dir, File, type FileOps } from '../node.js';
+import { parseUlong, seqRead } from '../seq_file.js';
+import { simpleRead } from './common.js';
+
+/** What the profiler reads from the top-level options and tracing_thresh. */
+export function profilerSettings(tracing: Tracing): ProfilerSettings {
+  const top = () => tracing.top;
+  const graphOpt = (name: string) => top().tracerOptions.get('function_graph')?.has(name) ?? true;
+  return {
+    graphTime: () => (atLeast(tracing.kernel.series, '7.2') ? top().options.has('graph-time') : graphOpt('graph-time')),
+    sleepTime: () => graphOpt('sleep-time'),
+    threshNs: () => tracing.tracingThresh * 1000,
+    textOffset: () => top().options.has('prof-text-offset'),
+  };
+}
+
+export function functionProfileEnabledFile(tracing: Tracing): FileOps {
+  const prof = FunctionProfiler.of(tracing.kernel);
+  return {
+    ...simpleRead(() => `${prof.enabled ? 1 : 0}\n`),
+    write(_f, data) {
+      const on = parseUlong(data, 10) !== 0;
+      prof.setEnabled(on, ArrayFtrace.of(tracing.top).fa.ops.funcHash, profilerSettings(tracing));
+      return data.length;
+    },
+  };
+}
+
+/** trace_stat/: one function<cpu> file per CPU. */
+export function traceStatDir(tracing: Tracing): Dir {
+  const dir = new Dir('trace_stat', 0o750);
+  const prof = FunctionProfiler.of(tracing.kernel);
+  const settings = profilerSettings(tracing);
+  for (let cpu = 0; cpu < tracing.kernel.nrCpus; cpu++) {
+    dir.add(new File(`function${cpu}`, 0o440, seqRead(() => prof.show(cpu, settings))));
+  }
+  return dir;
+}
