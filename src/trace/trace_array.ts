@@ -4,6 +4,7 @@
  */
 import type { ExecContext } from '../kernel/context.js';
 import { fail } from '../kernel/errno.js';
+import { ArrayFtrace } from './ftrace/array_ftrace.js';
 import { ALL_CPUS, RingBuffer } from './ring_buffer.js';
 import { showClocks } from './trace_clock.js';
 import { coreOptions, type CoreOption } from './trace_options.js';
@@ -310,6 +311,10 @@ export class TraceArray {
       case 'overwrite':
         this.buffer.overwrite = on;
         this.snapshotBuffer.overwrite = on;
+        break;
+      case 'function-fork':
+        // ftrace_pid_follow_fork()
+        ArrayFtrace.of(this).fa.followFork(on);
         break;
     }
     if (on) this.options.add(name);
