@@ -5,6 +5,7 @@
 import type { ExecContext } from '../kernel/context.js';
 import { fail } from '../kernel/errno.js';
 import { ArrayFtrace } from './ftrace/array_ftrace.js';
+import { recordStack, stackEntries } from './ftrace/kernel_stack.js';
 import { ALL_CPUS, RingBuffer } from './ring_buffer.js';
 import { showClocks } from './trace_clock.js';
 import { coreOptions, type CoreOption } from './trace_options.js';
@@ -107,6 +108,11 @@ export class TraceArray {
     if (on === this._tracingOn) return;
     this._tracingOn = on;
     if (!on) this.buffer.wakeWaiters();
+  }
+
+  /** __trace_stack(): a kernel_stack record of the running task's call stack (the stacktrace option and trigger). */
+  recordStack(ctx: ExecContext, _skip = 0): void {
+    recordStack(this, ctx, stackEntries(ctx.task));
   }
 
   /** Whether an event on `cpu` would be recorded now. */
