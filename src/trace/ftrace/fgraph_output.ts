@@ -11,7 +11,8 @@ import type { TraceRecord } from '../event_type.js';
 import type { PrintableEventType } from '../ftrace_entries.js';
 import { printBuf } from '../ftrace_entries.js';
 import { printIpSym } from '../ksym.js';
-import { delayMark, latFlags } from '../output.js';
+import { delayMark, latencyTraceHeader, latFlags } from '../output.js';
+import type { RingBuffer } from '../ring_buffer.js';
 import type { TraceArray } from '../trace_array.js';
 import type { TracerPrintContext } from '../tracer.js';
 import { FTRACE_REGS_MAX_ARGS, TRACE_FN, TRACE_GRAPH_ENT, TRACE_GRAPH_RET, argsOf } from './fn_events.js';
@@ -355,7 +356,13 @@ export function printGraphHeader(ctx: TracerPrintContext): string {
   const flags = new Flags(tr);
   const lat = tr.options.has('latency-format');
   let s = '';
-  if (lat) s += latHeader(flags);
+  if (lat) {
+    // print_trace_header() first, unless there is nothing to show.
+    const it = ctx as TracerPrintContext & { empty?(): boolean; buffer?: RingBuffer };
+    if (it.empty?.()) return '';
+    if (it.buffer) s += latencyTraceHeader(tr, it.buffer);
+    s += latHeader(flags);
+  }
   s += '#';
   if (flags.has('funcgraph-abstime')) s += '     TIME       ';
   if (flags.has('funcgraph-cpu')) s += ' CPU';
