@@ -10,7 +10,7 @@ const PAGE = 0x1000n;
 /** First trampoline page of each series' model (after the boot-time modules). */
 const BASE: Record<Series, bigint> = {
   '7.2': 0xffffffffc0600000n,
-  '6.12': 0xffffffffc0508000n,
+  '6.12': 0xffffffffc0290000n,
 };
 
 export class TrampolineSpace {
