@@ -5,18 +5,21 @@
  */
 import type { Options } from 'yargs';
 import type { EmulatorOptions } from '../index.js';
+import { isKernelFeature, KERNEL_FEATURES, type KernelFeature } from '../kernel/features.js';
 import { DEFAULT_SERIES, isSeries, SERIES } from '../kernel/series.js';
 
 export const EMULATOR_CLI_OPTIONS = {
   kernel: { type: 'string', choices: [...SERIES], default: DEFAULT_SERIES, describe: 'kernel series to behave as' },
   cpus: { type: 'number', describe: 'number of CPUs (default: the host\'s)' },
   seed: { type: 'number', describe: 'seed of everything random in the background activity' },
+  features: { type: 'string', describe: `kernel options Debian builds without, comma-separated (${KERNEL_FEATURES.join(', ')}); default none` },
 } as const satisfies Record<string, Options>;
 
 export interface EmulatorCliArgs {
   kernel?: string;
   cpus?: number;
   seed?: number;
+  features?: string;
 }
 
 export function emulatorOptionsFrom(a: EmulatorCliArgs): EmulatorOptions {
@@ -32,6 +35,12 @@ export function emulatorOptionsFrom(a: EmulatorCliArgs): EmulatorOptions {
   if (a.seed !== undefined) {
     if (!Number.isFinite(a.seed)) throw new Error(`--seed: expected a number, got ${a.seed}`);
     o.seed = a.seed;
+  }
+  if (a.features !== undefined) {
+    const list = a.features.split(',').map((f) => f.trim()).filter(Boolean);
+    const bad = list.filter((f) => !isKernelFeature(f));
+    if (bad.length) throw new Error(`--features: unknown ${bad.join(', ')} (${KERNEL_FEATURES.join(', ')})`);
+    o.features = list as KernelFeature[];
   }
   return o;
 }
