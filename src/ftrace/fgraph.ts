@@ -103,6 +103,11 @@ export class FgraphOps {
 
 const instances = new WeakMap<Kernel, Fgraph>();
 
+/** The kernel's static tracepoints, when it has them (kernel.tracepoints). */
+interface TracepointsSeam {
+  register(name: string, probe: (ctx: never, args: never) => void, prio?: number): void;
+}
+
 export class Fgraph {
   readonly ftrace: Ftrace;
   /** graph_ops: the one ftrace_ops through which every fgraph_ops traces. */
@@ -228,11 +233,31 @@ export class Fgraph {
 
   // ------------------------------------------------------------------ shadow stacks
 
-  /** start_graph_tracing(): every task (idle ones included) gets a shadow stack. */
+  /** start_graph_tracing(): every task (idle ones included) gets a shadow stack; switches are watched for sleep time. */
   private startGraphTracing(): void {
     for (const t of this.kernel.tasks.idle) this.giveStack(t);
     for (const t of this.kernel.tasks.all()) this.giveStack(t);
+    const tps = (this.kernel as unknown as { tracepoints?: TracepointsSeam }).tracepoints;
+    if (tps && !this.watchingSwitches) {
+      tps.register('sched_switch', this.onSwitch);
+      this.watchingSwitches = true;
+    }
   }
+
+  private watchingSwitches = false;
+
+  /** ftrace_graph_probe_sched_switch(): how long traced tasks were switched out (sleep-time off). */
+  private readonly onSwitch = (_ctx: unknown, args: { prev_pid?: number; next_pid?: number }): void => {
+    if (!this.noSleepTime) return;
+    const now = this.kernel.clock.now();
+    const prev = args.prev_pid !== undefined ? this.kernel.tasks.get(args.prev_pid) : undefined;
+    const next = args.next_pid !== undefined ? this.kernel.tasks.get(args.next_pid) : undefined;
+    if (prev) ftraceTask(prev).ftraceTimestamp = now;
+    if (!next) return;
+    const st = ftraceTask(next);
+    if (!st.ftraceTimestamp) return;
+    st.ftraceSleeptime += now - st.ftraceTimestamp;
+  };
 
   private giveStack(task: Task): void {
     const st = ftraceTask(task);
@@ -315,7 +340,13 @@ export class Fgraph {
         const gops = this.array[i];
         if (!gops) continue;
         const save = st.currRetStack;
-        if ((this.active === 1 || hashContains(gops.ops.funcHash, id)) && gops.entryfunc(trace, gops, regs, task)) bitmap |= 1 << i;
+        let want = false;
+        try {
+          want = (this.active === 1 || hashContains(gops.ops.funcHash, id)) && gops.entryfunc(trace, gops, regs, task);
+        } catch (e) {
+          this.ftrace.hookFailed(e);
+        }
+        if (want) bitmap |= 1 << i;
         else st.currRetStack = save;
       }
       if (!bitmap) {
@@ -449,7 +480,11 @@ export class Fgraph {
         for (let i = 0; i < FGRAPH_ARRAY_SIZE; i++) {
           if (!(bitmap & (1 << i))) continue;
           const gops = this.array[i];
-          if (gops) gops.retfunc(trace, gops, regs, task);
+          try {
+            if (gops) gops.retfunc(trace, gops, regs, task);
+          } catch (e) {
+            this.ftrace.hookFailed(e);
+          }
         }
       } finally {
         ftraceTestRecursionUnlock(task, bit);

@@ -107,14 +107,25 @@ export class Ftrace {
   private fentry(ip: bigint, parentIp: bigint, regs: PtRegs, task: Task, fn?: KernelFunction): void {
     const id = fn ? fn.id : this.idOfIp(ip);
     if (id < 0) return;
-    switch (this.site[id]) {
-      case Site.Ops:
-        this.callOps(this.siteOps[id]!, ip, parentIp, regs, task, id);
-        return;
-      case Site.List:
-        this.listFunc(id, ip, parentIp, regs, task);
-        return;
+    try {
+      switch (this.site[id]) {
+        case Site.Ops:
+          this.callOps(this.siteOps[id]!, ip, parentIp, regs, task, id);
+          return;
+        case Site.List:
+          this.listFunc(id, ip, parentIp, regs, task);
+          return;
+      }
+    } catch (e) {
+      this.hookFailed(e);
     }
+  }
+
+  /** Callbacks that threw (a bug in a tracer): counted and logged, never passed on to the traced code. */
+  hookErrors = 0;
+
+  hookFailed(e: unknown): void {
+    if (this.hookErrors++ < 10) console.error(`tracefs-emu: ftrace callback failed: ${(e as Error)?.stack ?? String(e)}`);
   }
 
   /** The trampoline's call: ops->func, or ftrace_ops_assist_func for ops that need recursion protection. */
