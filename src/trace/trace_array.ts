@@ -247,6 +247,8 @@ export class TraceArray {
     if (this.traceRef > 0) fail('EBUSY');
     this.tracer.reset(this);
     this.tracer = nopTracer;
+    // tracer_init(): a new tracer starts from empty buffers.
+    this.reset();
     t.init(this);
     this.tracer = t;
   }
