@@ -92,3 +92,30 @@ describe('function_graph output options', () => {
     expect(l[4]).toBe('');
   });
 });
+
+describe('function_graph through trace_pipe', () => {
+  it('consumes leaves with their returns and nested entries alone', async () => {
+    const g = graphSetup();
+    await g.w('set_graph_function', 'rw_verify_area\n');
+    await g.w('current_tracer', 'function_graph\n');
+    g.read();
+    const h = await g.fs.open('trace_pipe', 0);
+    const text = (await h.read(65536, 0)).toString('latin1');
+    h.release();
+    const body = text.split('\n').filter(Boolean).map((x) => x.slice(x.indexOf('|') + 1));
+    expect(body).toEqual([
+      '  rw_verify_area() {',
+      '    security_file_permission() {',
+      '      apparmor_file_permission() {',
+      '        aa_file_perm() {',
+      '          __rcu_read_lock();',
+      '          __rcu_read_unlock();',
+      '        }',
+      '      }',
+      '      bpf_lsm_file_permission();',
+      '    }',
+      '  }',
+    ]);
+    expect(await g.lines()).toEqual(['# tracer: function_graph', '#', '# CPU  DURATION                  FUNCTION CALLS', '# |     |   |                     |   |   |   |', '']);
+  });
+});
