@@ -40,7 +40,8 @@ describe('function tracer', () => {
     await write('trace', '');
     run(kernel, task, READ_PROC_VERSION);
     const st = (await read('trace')).split('\n').filter((l) => l && !l.startsWith('#'));
-    expect(st.slice(1)).toEqual([expect.stringMatching(/: <stack trace>$/), ' => [FTRACE TRAMPOLINE]', ' => vfs_read', ' => ksys_read']);
+    // The entry code the outermost call returns to may follow (the kernel's call paths set it).
+    expect(st.slice(1, 5)).toEqual([expect.stringMatching(/: <stack trace>$/), ' => [FTRACE TRAMPOLINE]', ' => vfs_read', ' => ksys_read']);
   });
 
   it('function_graph with set_ftrace_filter vfs_read prints leaves', async () => {
