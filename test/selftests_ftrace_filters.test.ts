@@ -126,4 +126,29 @@ describe('test.d/ftrace filter files', () => {
     expect(traceLines(t)[0]).toMatch(/ sh-\d+ +\[000\] \.\.\.\.\. +[\d.]+: <stack trace>$/);
     run(kernel, kernel.tasks.get(root.pid)!, READ_PROC_VERSION);
   });
+
+  it('snapshot, dump and cpudump commands act and list as the kernel does', async () => {
+    const { fs, read, kernel, root } = setup();
+    const task = kernel.tasks.get(root.pid)!;
+    await echo(fs, 'current_tracer', 'function\n');
+    await echo(fs, 'set_ftrace_filter', 'vfs_read:snapshot:2\n', true);
+    expect(await read('set_ftrace_filter')).toMatch(/^vfs_read:snapshot:count=2$/m);
+    run(kernel, task, READ_PROC_VERSION);
+    run(kernel, task, READ_PROC_VERSION);
+    run(kernel, task, READ_PROC_VERSION);
+    expect(await read('set_ftrace_filter')).toMatch(/^vfs_read:snapshot:count=0$/m);
+    expect((await read('snapshot')).split('\n').filter((l) => l.includes('vfs_read <-ksys_read')).length).toBeGreaterThan(0);
+    await echo(fs, 'set_ftrace_filter', 'vfs_readv:dump\n', true);
+    await echo(fs, 'set_ftrace_filter', 'vfs_writev:cpudump\n', true);
+    const l = (await read('set_ftrace_filter')).split('\n');
+    expect(l).toContain('vfs_readv:dump:count=1');
+    expect(l).toContain('vfs_writev:cpudump:unlimited');
+    run(kernel, task, ['do_readv', 'vfs_readv']);
+    expect(await read('tracing_on')).toBe('0\n');
+    expect((await read('trace')).split('\n').filter((x) => x && !x.startsWith('#'))).toEqual([]);
+    await echo(fs, 'set_ftrace_filter', '!*:snapshot:0\n', true);
+    await echo(fs, 'set_ftrace_filter', '!*:dump\n', true);
+    await echo(fs, 'set_ftrace_filter', '!*:cpudump\n', true);
+    expect(await read('set_ftrace_filter')).toBe('#### all functions enabled ####\n');
+  });
 });

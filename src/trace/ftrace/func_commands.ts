@@ -101,15 +101,14 @@ const stacktraceCountOps = stackOps(true);
 
 function snapshotOps(counted: boolean): ProbeOps {
   return {
-    func: (_hit, owner, data) => {
+    func: (hit, owner, data) => {
       const tr = trOf(owner);
       const c = data as Count | undefined;
       if (counted && c) {
         if (c.n <= 0) return;
         c.n--;
       }
-      // tracing_snapshot_instance()
-      if (tr.allocatedSnapshot) tr.swapSnapshot();
+      tr.snapshotFromKernel(contextOf(tr.tracing.kernel, hit.task));
     },
     print: (fn, data) => printCount(fn, 'snapshot', data),
     init: counted ? countInit : undefined,
