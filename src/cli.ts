@@ -6,6 +6,7 @@ import { selftestsCommand } from '../selftests/command.js';
 import { ctlCommand } from './fuse/cli_ctl.js';
 import { execCommand, nsHelperCommand } from './fuse/cli_exec.js';
 import { mountCommand } from './fuse/cli_mount.js';
+import { statsCommand } from './fuse/cli_stats.js';
 import { statusCommand } from './fuse/cli_status.js';
 import { unmountCommand } from './fuse/cli_unmount.js';
 
@@ -14,6 +15,7 @@ await yargs(hideBin(process.argv))
   .command(mountCommand)
   .command(unmountCommand)
   .command(statusCommand)
+  .command(statsCommand)
   .command(ctlCommand)
   .command(execCommand)
   .command(nsHelperCommand)

@@ -19,6 +19,7 @@ import { Fgraph, FgraphOps, type FgraphEnt, type FgraphRet } from './fgraph.js';
 import { MAX_FPROBE_DATA_SIZE, callFprobeEntry, callFprobeExit, sizeInLong, type Fprobe, type FprobeBackend } from './fprobe.js';
 import { Ftrace } from './ftrace.js';
 import { FTRACE_OPS_FL_SAVE_ARGS, FtraceOps } from './ftrace_ops.js';
+import { RethookCore } from './rethook.js';
 import { ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from './recursion.js';
 
 /** FPROBE_HEADER_SIZE_IN_LONG on 64-bit: the header is one word. */
@@ -248,6 +249,7 @@ export class FprobeGraph implements FprobeBackend {
     const stack = this.fgraph.stackOf(task);
     if (!stack) return false;
     const retIp = this.ftrace.exec.memory.readU64(regs.sp) ?? 0n;
+    if (this.ftrace.exec.trampolines.has(retIp)) RethookCore.of(this.kernel).stackedHooks++;
     const fregs = regs.toPartial();
     let used = 0;
     for (const n of list) {

@@ -142,6 +142,8 @@ export class RethookCore {
   readonly live = new Set<Rethook>();
   /** Nodes dropped because their frame was left without returning through the trampoline. */
   stale = 0;
+  /** Return hooks put on a slot another hook had already replaced (a call hooked twice). */
+  stackedHooks = 0;
 
   static of(kernel: Kernel): RethookCore {
     let c = instances.get(kernel);
@@ -166,6 +168,7 @@ export class RethookCore {
     const mem = Ftrace.of(this.kernel).exec.memory;
     const slot = regs.sp;
     node.retAddr = mem.readU64(slot) ?? 0n;
+    if (Ftrace.of(this.kernel).exec.trampolines.has(node.retAddr)) this.stackedHooks++;
     node.frame = slot;
     node.hookedTask = task;
     mem.writeU64(slot, this.trampoline);
