@@ -2,6 +2,7 @@
 /** The tracefs-emu command line. Each command lives in its own module. */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { benchCommand } from '../bench/command.js';
 import { selftestsCommand } from '../selftests/command.js';
 import { ctlCommand } from './fuse/cli_ctl.js';
 import { execCommand, nsHelperCommand } from './fuse/cli_exec.js';
@@ -20,6 +21,7 @@ await yargs(hideBin(process.argv))
   .command(execCommand)
   .command(nsHelperCommand)
   .command(selftestsCommand)
+  .command(benchCommand)
   .demandCommand(1)
   .strict()
   .help()

@@ -210,7 +210,7 @@ export class FprobeGraph implements FprobeBackend {
         const fp = n.fp;
         if (!fp || fp.disabled || fp.exit) continue;
         if (!fp.entry) continue;
-        fregs ??= regs.toPartial();
+        fregs ??= ftraceRegs(regs);
         this.callEntry(fp, ip, parentIp, fregs, undefined, task);
       }
     } finally {
@@ -250,7 +250,7 @@ export class FprobeGraph implements FprobeBackend {
     if (!stack) return false;
     const retIp = this.ftrace.exec.memory.readU64(regs.sp) ?? 0n;
     if (this.ftrace.exec.trampolines.has(retIp)) RethookCore.of(this.kernel).stackedHooks++;
-    const fregs = regs.toPartial();
+    const fregs = ftraceRegs(regs);
     let used = 0;
     for (const n of list) {
       const fp = n.fp;
@@ -288,12 +288,30 @@ export class FprobeGraph implements FprobeBackend {
       const fp = this.fprobeTable.get(h.ptr);
       if (fp && !fp.disabled && fp.exit) {
         if (curr + h.sizeWords > sizeWords) break;
-        fregs ??= regs.toPartial();
+        fregs ??= ftraceRegs(regs);
         callFprobeExit(this.kernel, fp, trace.func, retIp, fregs, h.sizeWords ? dataView(stack, r.index + curr, h.sizeWords) : undefined, task);
       }
       curr += h.sizeWords;
     }
   }
+}
+
+/**
+ * The ftrace_regs handlers see: a partial pt_regs (arguments, return value,
+ * ip, sp, bp). Like the kernel's, it lives only for the handler's call, so
+ * one is reused (handlers of one task cannot nest: the recursion lock is held).
+ */
+const scratch: PtRegs[] = [];
+let scratchNext = 0;
+function ftraceRegs(regs: PtRegs): PtRegs {
+  if (scratch.length < 4) {
+    const p = regs.toPartial();
+    scratch.push(p);
+    return p;
+  }
+  const p = scratch[scratchNext++ & 3];
+  p.r.set(regs.r);
+  return p;
 }
 
 /** The entry data: a window on the shadow stack itself. */
