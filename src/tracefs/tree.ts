@@ -2,6 +2,7 @@
 import type { Caller } from '../kernel/caller.js';
 import type { TraceArray } from '../trace/trace_array.js';
 import type { Tracing } from '../trace/tracing.js';
+import { addEventFiles, removeEventFiles } from './eventfs.js';
 import { addCoreFiles, addTopFiles } from './files/index.js';
 import { Dir, type SuperBlock } from './node.js';
 import { Tracefs } from './tracefs.js';
@@ -9,6 +10,7 @@ import { Tracefs } from './tracefs.js';
 /** Files every trace array has, at the top and in each instance. */
 export function addInstanceFiles(dir: Dir, tr: TraceArray): void {
   addCoreFiles(dir, tr);
+  addEventFiles(dir, tr);
 }
 
 function instancesDir(tracing: Tracing): Dir {
@@ -19,7 +21,9 @@ function instancesDir(tracing: Tracing): Dir {
       addInstanceFiles(idir, tr);
     },
     rmdir(dir: Dir, name: string) {
+      const tr = tracing.instances.get(name);
       tracing.removeInstance(name);
+      if (tr) removeEventFiles(tr);
       dir.remove(name);
     },
   });
