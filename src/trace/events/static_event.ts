@@ -27,6 +27,8 @@ export class StaticEventType implements TraceEventType {
     spec: StaticEventSpec,
     protected readonly env: PrintEnvSource = () => ({}),
     private readonly consts?: ReadonlyMap<string, bigint>,
+    /** EVENT_FL_* (ftrace-internal types only). */
+    readonly flags?: number,
   ) {
     this.id = spec.id;
     this.system = spec.system;

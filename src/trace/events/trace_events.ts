@@ -12,7 +12,7 @@ import type { Series } from '../../kernel/series.js';
 import type { SymbolTable } from '../../kernel/symbols.js';
 import type { Task } from '../../kernel/task.js';
 import type { TracepointProbe, TracepointRegistry } from '../../kernel/tracepoint.js';
-import type { TraceEventType } from '../event_type.js';
+import { EVENT_FL_IGNORE_ENABLE, EVENT_FL_NO_REG, type TraceEventType } from '../event_type.js';
 import type { TraceArray } from '../trace_array.js';
 import type { Tracing } from '../tracing.js';
 import { ArrayEvents } from './array_events.js';
@@ -22,6 +22,7 @@ import type { EventFile, PendingRecord } from './event_file.js';
 import type { FilterInput } from './filter/predicate.js';
 import type { PrintEnv } from './print_fmt/value.js';
 import { KernelStringTable, RecordBuilder } from './record_builder.js';
+import { StaticEventType } from './static_event.js';
 import { createStaticEventType } from './static_events.js';
 import { SyscallTracepoints } from './syscall_records.js';
 import { standardTriggerCommands } from './triggers/commands.js';
@@ -88,10 +89,16 @@ export class TraceEvents {
     this.syscalls = new SyscallTracepoints(this);
     const env = () => this.printEnv();
     for (const spec of cat.events) {
-      if (tracing.eventTypes.byId(spec.id)) continue;
+      if (tracing.eventTypes.byId(spec.id) || tracing.eventTypes.get(spec.system, spec.name)) continue;
       const type = tracing.eventTypes.register(createStaticEventType(spec, env, this.series));
       this.order.push(type);
       this.regs.set(type, this.syscalls.registrationFor(type) ?? this.tracepointRegistration(type));
+    }
+    // ftrace/* events the core did not define (hwlat, mmiotrace...): their directories still show their formats.
+    for (const spec of cat.internal) {
+      if (tracing.eventTypes.byId(spec.id) || tracing.eventTypes.get(spec.system, spec.name)) continue;
+      const flags = EVENT_FL_IGNORE_ENABLE | (spec.files.includes('id') ? 0 : EVENT_FL_NO_REG);
+      tracing.eventTypes.register(new StaticEventType(spec, env, undefined, flags));
     }
   }
 
