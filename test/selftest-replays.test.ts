@@ -4,7 +4,6 @@
  * kernel will fire (forks, switches, wakeups, kmem and syscall events).
  */
 import { describe, expect, it } from 'vitest';
-import type { KernelFunction, SymbolLookup, SymbolTable } from '../src/kernel/symbols.js';
 import { type Captured, capture, ctxOf, emulator } from './event_helpers.js';
 
 type Emu = ReturnType<typeof emulator>;
@@ -206,14 +205,9 @@ for (const instance of [false, true]) {
   describe(`test.d/filter${where}`, () => {
     it('event-filter-function.tc', async () => {
       const { e, w, trace, clear } = setup(instance);
-      const syms = fakeSymbols([
-        ['kmem_cache_free', 0xffffffff81300000n, 0x200],
-        ['do_readlinkat', 0xffffffff81400000n, 0x190],
-        ['kern_path', 0xffffffff81410000n, 0x50],
-        ['__x64_sys_execve', 0xffffffff81420000n, 0x60],
-      ]);
-      (e.kernel as unknown as { symbols: SymbolTable }).symbols = syms;
-      const sites = [0xffffffff81400000n + 0xcdn, 0xffffffff81410000n + 0x3bn, 0xffffffff81410000n + 0x3bn, 0xffffffff81420000n + 0x47n];
+      const syms = e.kernel.symbols;
+      const fn = (name: string) => syms.byName(name)[0].addr;
+      const sites = [fn('do_readlinkat') + 0xcdn, fn('kern_path') + 0x3bn, fn('kern_path') + 0x3bn, fn('__x64_sys_execve') + 0x47n];
       const sampleEvents = async () => {
         await w('events/kmem/kmem_cache_free/enable', '1\n');
         await w('tracing_on', '1\n');
@@ -268,17 +262,4 @@ for (const instance of [false, true]) {
       expect(hitcnt).toBeGreaterThan(0);
     });
   });
-}
-
-function fakeSymbols(list: Array<[string, bigint, number]>): SymbolTable {
-  const fns: KernelFunction[] = list.map(([name, addr, size], id) => ({ id, name, addr, size, type: 't', traceable: true, fentryOffset: 4 }));
-  return {
-    functions: fns,
-    byName: (n) => fns.filter((f) => f.name === n),
-    traceable: () => fns,
-    lookup(addr: bigint): SymbolLookup | undefined {
-      const f = fns.find((x) => addr >= x.addr && addr < x.addr + BigInt(x.size));
-      return f && { sym: f, offset: Number(addr - f.addr) };
-    },
-  };
 }

@@ -111,7 +111,7 @@ export class TraceEvents {
   }
 
   symbols(): SymbolTable | undefined {
-    return (this.kernel as unknown as { symbols?: SymbolTable }).symbols;
+    return this.kernel.symbols;
   }
 
   /** Every event type in the kernel's list order (available_events, set_event). */
