@@ -14,6 +14,7 @@ import { DEFAULT_SERIES, type Series } from './series.js';
 import type { KallsymsTable } from './symbol_table.js';
 import type { Task } from './task.js';
 import { TaskTable } from './tasks.js';
+import { TracepointRegistry } from './tracepoint.js';
 
 export interface KernelOptions {
   /** Kernel series to behave as (default 7.2). */
@@ -47,6 +48,8 @@ export class Kernel {
   private insnModel?: InsnModel;
   private blacklist?: KprobeBlacklist;
   private calls?: CallSites;
+  /** Static tracepoints kernel code fires (sched_switch, sys_enter, ...); the trace layer attaches probes. */
+  readonly tracepoints = new TracepointRegistry();
 
   constructor(opts: KernelOptions = {}) {
     this.series = opts.series ?? DEFAULT_SERIES;

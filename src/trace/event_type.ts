@@ -31,6 +31,11 @@ export interface OutputContext {
   option(name: string): boolean;
 }
 
+/** TRACE_EVENT_FL_IGNORE_ENABLE: an ftrace-internal event (no enable or filter file, not switchable). */
+export const EVENT_FL_IGNORE_ENABLE = 1;
+/** The event class has no reg(): it cannot be enabled and has no `id` file. */
+export const EVENT_FL_NO_REG = 2;
+
 export interface TraceEventType {
   /** common_type: the event id shown in the `id` file. */
   readonly id: number;
@@ -42,6 +47,10 @@ export interface TraceEventType {
   readonly printFmt: string;
   /** The FUNCTION column of the trace output for one record. */
   output(rec: TraceRecord, ctx: OutputContext): string;
+  /** EVENT_FL_* bits (none for ordinary events). */
+  readonly flags?: number;
+  /** The module that defines the event (for set_event's `:mod:`); undefined for vmlinux. */
+  readonly module?: string;
 }
 
 /** Fills the common header of a record. */

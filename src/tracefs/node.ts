@@ -72,6 +72,8 @@ export interface DirOps {
 export class Dir extends Node {
   readonly type = S_IFDIR;
   readonly children = new Map<string, Node>();
+  /** A link count to show instead of 2 + subdirectories (eventfs directories show 1). */
+  fixedNlink?: number;
 
   constructor(name: string, perm = 0o755, public ops: DirOps = {}) {
     super(name, perm);

@@ -111,7 +111,8 @@ export class Tracefs {
     let nlink = 1;
     if (node instanceof Dir) {
       nlink = 2;
-      for (const c of node.children.values()) if (c instanceof Dir) nlink++;
+      if (node.fixedNlink !== undefined) nlink = node.fixedNlink;
+      else for (const c of node.children.values()) if (c instanceof Dir) nlink++;
     }
     return { ino: node.ino, mode: node.mode, uid, gid, nlink, size: 0, atimeMs: node.atimeMs, mtimeMs: node.mtimeMs, ctimeMs: node.ctimeMs };
   }
@@ -208,7 +209,14 @@ export class Tracefs {
     const h = await this.open(path, flags, caller);
     try {
       const buf = typeof data === 'string' ? Buffer.from(data, 'latin1') : data;
-      return await h.write(buf, 0);
+      // As a shell's echo does: a short write (set_event takes one word per call) is followed by the rest.
+      let off = 0;
+      while (off < buf.length) {
+        const n = await h.write(buf.subarray(off), off);
+        if (n <= 0) break;
+        off += n;
+      }
+      return off;
     } finally {
       h.release();
     }

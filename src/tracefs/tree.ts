@@ -2,21 +2,15 @@
 import type { Caller } from '../kernel/caller.js';
 import type { TraceArray } from '../trace/trace_array.js';
 import type { Tracing } from '../trace/tracing.js';
-import { Dir, File, type SuperBlock } from './node.js';
-import { readmeText } from './readme.js';
-import { seqRead, ulongFile } from './seq_file.js';
+import { addEventFiles, removeEventFiles } from './eventfs.js';
+import { addCoreFiles, addTopFiles } from './files/index.js';
+import { Dir, type SuperBlock } from './node.js';
 import { Tracefs } from './tracefs.js';
 
 /** Files every trace array has, at the top and in each instance. */
 export function addInstanceFiles(dir: Dir, tr: TraceArray): void {
-  dir.add(
-    new File('tracing_on', 0o640, ulongFile(
-      () => (tr.tracingOn ? 1 : 0),
-      (v) => {
-        tr.tracingOn = v !== 0;
-      },
-    )),
-  );
+  addCoreFiles(dir, tr);
+  addEventFiles(dir, tr);
 }
 
 function instancesDir(tracing: Tracing): Dir {
@@ -27,7 +21,9 @@ function instancesDir(tracing: Tracing): Dir {
       addInstanceFiles(idir, tr);
     },
     rmdir(dir: Dir, name: string) {
+      const tr = tracing.instances.get(name);
       tracing.removeInstance(name);
+      if (tr) removeEventFiles(tr);
       dir.remove(name);
     },
   });
@@ -35,7 +31,7 @@ function instancesDir(tracing: Tracing): Dir {
 
 export function buildTracefs(tracing: Tracing, sb?: SuperBlock): Tracefs {
   const root = new Dir('', 0o700);
-  root.add(new File('README', 0o440, seqRead(() => readmeText(tracing.kernel.series))));
+  addTopFiles(root, tracing);
   addInstanceFiles(root, tracing.top);
   root.add(instancesDir(tracing));
   return new Tracefs(root, tracing.kernel, sb);

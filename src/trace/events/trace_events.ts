@@ -1,0 +1,308 @@
+/**
+ * The trace event subsystem (trace_events.c): the list of event types in the
+ * kernel's order, each trace array's event state, and the binding of enabled
+ * events to their tracepoints — a probe that builds the record once and hands
+ * it to every trace array where the event is on.
+ */
+import type { ExecContext } from '../../kernel/context.js';
+import { fail } from '../../kernel/errno.js';
+import type { Kernel } from '../../kernel/kernel.js';
+import type { AddressSpace } from '../../kernel/memory.js';
+import type { Series } from '../../kernel/series.js';
+import type { SymbolTable } from '../../kernel/symbols.js';
+import type { Task } from '../../kernel/task.js';
+import type { TracepointProbe, TracepointRegistry } from '../../kernel/tracepoint.js';
+import { EVENT_FL_IGNORE_ENABLE, EVENT_FL_NO_REG, type TraceEventType } from '../event_type.js';
+import type { TraceArray } from '../trace_array.js';
+import type { Tracing } from '../tracing.js';
+import { ArrayEvents } from './array_events.js';
+import { hasOption } from './array_hooks.js';
+import { type InternalEventSpec, loadCatalogue } from './catalogue.js';
+import type { EventFile, PendingRecord } from './event_file.js';
+import type { FilterInput } from './filter/predicate.js';
+import type { PrintEnv } from './print_fmt/value.js';
+import { KernelStringTable, RecordBuilder } from './record_builder.js';
+import { StaticEventType } from './static_event.js';
+import { createStaticEventType } from './static_events.js';
+import { SyscallTracepoints } from './syscall_records.js';
+import { standardTriggerCommands } from './triggers/commands.js';
+
+/** trace_event_class->reg(): attach / detach the event's source when the first / last array enables it. */
+export interface EventRegistration {
+  register(): void;
+  unregister(): void;
+}
+
+/** Who follows the list of event types (eventfs keeps a directory per type). */
+export interface EventTypeListener {
+  added?(type: TraceEventType): void;
+  removed?(type: TraceEventType): void;
+  /** False while something (an open file) holds the type. */
+  canRemove?(type: TraceEventType): boolean;
+}
+
+/** How the event layer reads memory (user strings for filters and syscall records, kernel strings for %s). */
+export interface MemoryAccess {
+  readKernel?(addr: bigint, len: number): Buffer | undefined;
+  readUser?(task: Task, addr: bigint, len: number): Buffer | undefined;
+}
+
+const instances = new WeakMap<Tracing, TraceEvents>();
+
+function cString(b: Buffer | undefined, max = 4096): Buffer | undefined {
+  if (!b) return undefined;
+  const z = b.indexOf(0);
+  return z < 0 ? b.subarray(0, max) : b.subarray(0, z);
+}
+
+export class TraceEvents {
+  readonly series: Series;
+  readonly kernel: Kernel;
+  readonly strings = new KernelStringTable();
+  readonly triggerCommands = standardTriggerCommands();
+  readonly listeners = new Set<EventTypeListener>();
+  /** ftrace/* internal events as the catalogue knows them (their formats and event directory files). */
+  readonly internal: ReadonlyMap<string, InternalEventSpec>;
+  memory: MemoryAccess;
+  private order: TraceEventType[] = [];
+  private readonly arrays = new Map<TraceArray, ArrayEvents>();
+  private readonly active = new Map<TraceEventType, Set<EventFile>>();
+  private readonly regs = new Map<TraceEventType, EventRegistration>();
+  private readonly builders = new Map<TraceEventType, RecordBuilder>();
+  private readonly syscalls: SyscallTracepoints;
+  private forkProbes?: { fork: TracepointProbe<never>; free: TracepointProbe<never> };
+  private modulesCache?: { table: SymbolTable; names: Set<string> };
+
+  /** The event subsystem of a Tracing (made, with the static catalogue, on first use). */
+  static of(tracing: Tracing): TraceEvents {
+    let te = instances.get(tracing);
+    if (!te) instances.set(tracing, (te = new TraceEvents(tracing)));
+    return te;
+  }
+
+  private constructor(readonly tracing: Tracing) {
+    this.kernel = tracing.kernel;
+    this.series = tracing.kernel.series;
+    this.memory = defaultMemory(tracing.kernel);
+    const cat = loadCatalogue(this.series);
+    this.internal = new Map(cat.internal.map((e) => [e.name, e]));
+    this.syscalls = new SyscallTracepoints(this);
+    const env = () => this.printEnv();
+    for (const spec of cat.events) {
+      if (tracing.eventTypes.byId(spec.id) || tracing.eventTypes.get(spec.system, spec.name)) continue;
+      const type = tracing.eventTypes.register(createStaticEventType(spec, env, this.series));
+      this.order.push(type);
+      this.regs.set(type, this.syscalls.registrationFor(type) ?? this.tracepointRegistration(type));
+    }
+    // ftrace/* events the core did not define (hwlat, mmiotrace...): their directories still show their formats.
+    for (const spec of cat.internal) {
+      if (tracing.eventTypes.byId(spec.id) || tracing.eventTypes.get(spec.system, spec.name)) continue;
+      const flags = EVENT_FL_IGNORE_ENABLE | (spec.files.includes('id') ? 0 : EVENT_FL_NO_REG);
+      tracing.eventTypes.register(new StaticEventType(spec, env, undefined, flags));
+    }
+  }
+
+  get nrCpus(): number {
+    return this.kernel.nrCpus;
+  }
+
+  get tracepoints(): TracepointRegistry | undefined {
+    return (this.kernel as unknown as { tracepoints?: TracepointRegistry }).tracepoints;
+  }
+
+  symbols(): SymbolTable | undefined {
+    return this.kernel.symbols;
+  }
+
+  /** Every event type in the kernel's list order (available_events, set_event). */
+  types(): readonly TraceEventType[] {
+    return this.order;
+  }
+
+  find(system: string, name: string): TraceEventType | undefined {
+    return this.tracing.eventTypes.get(system, name);
+  }
+
+  array(tr: TraceArray): ArrayEvents {
+    let ae = this.arrays.get(tr);
+    if (!ae) this.arrays.set(tr, (ae = new ArrayEvents(this, tr)));
+    return ae;
+  }
+
+  /** An instance is removed: everything it had on goes off. */
+  removeArray(tr: TraceArray): void {
+    const ae = this.arrays.get(tr);
+    if (!ae) return;
+    ae.teardown();
+    this.arrays.delete(tr);
+  }
+
+  // ------------------------------------------------------------ types
+
+  /**
+   * Adds an event type made at run time (kprobe, fprobe, synthetic...): it
+   * gets its directory in every events/ tree, first in the list as on the
+   * kernel. `reg` attaches its source while some array has it enabled.
+   */
+  addEventType(type: TraceEventType, reg?: EventRegistration): TraceEventType {
+    if (this.find(type.system, type.name)) fail('EEXIST');
+    this.tracing.eventTypes.register(type);
+    this.order = [type, ...this.order];
+    if (reg) this.regs.set(type, reg);
+    for (const l of this.listeners) l.added?.(type);
+    return type;
+  }
+
+  /** Removes a run-time event type; EBUSY while enabled, used by triggers, or open. */
+  removeEventType(type: TraceEventType): void {
+    for (const ae of this.arrays.values()) if (ae.busy(type)) fail('EBUSY');
+    for (const l of this.listeners) if (l.canRemove && !l.canRemove(type)) fail('EBUSY');
+    for (const ae of this.arrays.values()) ae.forget(type);
+    this.tracing.eventTypes.unregister(type);
+    this.order = this.order.filter((t) => t !== type);
+    this.regs.delete(type);
+    this.builders.delete(type);
+    this.active.delete(type);
+    for (const l of this.listeners) l.removed?.(type);
+  }
+
+  /** Whether `type` is on in some trace array (a dynamic event's source then stays armed). */
+  isActive(type: TraceEventType): boolean {
+    return (this.active.get(type)?.size ?? 0) > 0;
+  }
+
+  moduleOf(t: TraceEventType): string | undefined {
+    return t.module;
+  }
+
+  moduleLoaded(module: string): boolean {
+    const table = this.symbols();
+    if (!table) return false;
+    if (this.modulesCache?.table !== table) {
+      this.modulesCache = { table, names: new Set(table.functions.map((f) => f.module).filter((m): m is string => !!m)) };
+    }
+    return this.modulesCache.names.has(module);
+  }
+
+  // ------------------------------------------------------------ recording
+
+  /** An event file went on or off: the first / last one attaches / detaches the event's source. */
+  fileEnabledChanged(file: EventFile): void {
+    let set = this.active.get(file.type);
+    if (file.enabled) {
+      if (!set) this.active.set(file.type, (set = new Set()));
+      const first = set.size === 0;
+      set.add(file);
+      if (first) this.regs.get(file.type)?.register();
+    } else if (set?.delete(file) && set.size === 0) {
+      this.regs.get(file.type)?.unregister();
+    }
+  }
+
+  /** The files where `type` is on, in no particular order. */
+  activeFiles(type: TraceEventType): ReadonlySet<EventFile> | undefined {
+    return this.active.get(type);
+  }
+
+  /** Records an event built from tracepoint arguments keyed by field name into every array that has it on. */
+  fire(type: TraceEventType, ctx: ExecContext, args: Readonly<Record<string, unknown>>): void {
+    const files = this.active.get(type);
+    if (!files?.size) return;
+    let data: Buffer | undefined;
+    const p: PendingRecord = { ctx, args, data: () => (data ??= this.builder(type).build(ctx, args)) };
+    for (const f of [...files]) f.handle(p);
+  }
+
+  /** Records a ready-made record (dynamic events, the core's ftrace events) into every array that has it on. */
+  emit(type: TraceEventType, ctx: ExecContext, data: Buffer | (() => Buffer)): void {
+    const files = this.active.get(type);
+    if (!files?.size) return;
+    let buf: Buffer | undefined;
+    const p: PendingRecord = { ctx, data: () => (buf ??= typeof data === 'function' ? data() : data) };
+    for (const f of [...files]) f.handle(p);
+  }
+
+  builder(type: TraceEventType): RecordBuilder {
+    let b = this.builders.get(type);
+    if (!b) this.builders.set(type, (b = new RecordBuilder(type.id, type.fields, this.strings)));
+    return b;
+  }
+
+  private tracepointRegistration(type: TraceEventType): EventRegistration {
+    const probe: TracepointProbe<Readonly<Record<string, unknown>>> = (ctx, args) => this.fire(type, ctx, args);
+    return {
+      register: () => this.tracepoints?.register(type.name, probe),
+      unregister: () => this.tracepoints?.unregister(type.name, probe),
+    };
+  }
+
+  // ------------------------------------------------------------ pid lists
+
+  /** set_event_pid / set_event_notrace_pid changed somewhere: follow forks while any list exists. */
+  pidListsChanged(_ae?: ArrayEvents): void {
+    const tps = this.tracepoints;
+    if (!tps) return;
+    const any = [...this.arrays.values()].some((a) => a.pids.active);
+    if (any && !this.forkProbes) {
+      const fork: TracepointProbe<Readonly<Record<string, unknown>>> = (_ctx, args) => {
+        for (const a of this.arrays.values()) {
+          if (a.pids.active && hasOption(a.tr, 'event-fork')) a.pids.fork(Number(args.parent_pid), Number(args.child_pid));
+        }
+      };
+      const free: TracepointProbe<Readonly<Record<string, unknown>>> = (_ctx, args) => {
+        for (const a of this.arrays.values()) {
+          if (a.pids.active && hasOption(a.tr, 'event-fork')) a.pids.exit(Number(args.pid));
+        }
+      };
+      // The child joins after the fork event itself is recorded; a freed task leaves before its event.
+      tps.register('sched_process_fork', fork, -(1 << 30));
+      tps.register('sched_process_free', free, 1 << 30);
+      this.forkProbes = { fork: fork as TracepointProbe<never>, free: free as TracepointProbe<never> };
+    } else if (!any && this.forkProbes) {
+      tps.unregister('sched_process_fork', this.forkProbes.fork);
+      tps.unregister('sched_process_free', this.forkProbes.free);
+      this.forkProbes = undefined;
+    }
+  }
+
+  // ------------------------------------------------------------ memory
+
+  /** What filters may read: the CPU, the task's comm, user and kernel strings. */
+  filterInput(data: Buffer, ctx: ExecContext): FilterInput {
+    return {
+      data,
+      cpu: ctx.cpu,
+      comm: ctx.task.comm,
+      readUserString: (addr) => cString(this.memory.readUser?.(ctx.task, addr, 1024), 1024),
+      readKernelString: (addr) => {
+        const s = this.strings.stringAt(addr);
+        return s !== undefined ? Buffer.from(s, 'latin1') : cString(this.memory.readKernel?.(addr, 1024), 1024);
+      },
+    };
+  }
+
+  printEnv(): PrintEnv {
+    return {
+      symbols: this.symbols(),
+      readKernelString: (addr) => this.strings.stringAt(addr) ?? cString(this.memory.readKernel?.(addr, 4096))?.toString('latin1'),
+      readKernel: (addr, len) => this.memory.readKernel?.(addr, len),
+    };
+  }
+}
+
+/** Until the kernel layer says how, read kernel memory from `kernel.kernelMemory` and user memory from `task.mm` if they exist. */
+function defaultMemory(kernel: Kernel): MemoryAccess {
+  return {
+    readKernel: (addr, len) => (kernel as unknown as { kernelMemory?: AddressSpace }).kernelMemory?.read(addr, len),
+    readUser: (task, addr, len) => {
+      const mm = (task as unknown as { mm?: AddressSpace }).mm;
+      if (!mm) return undefined;
+      // Shorter reads near the end of a mapping: take what is mapped.
+      for (let n = len; n > 0; n = n >> 1) {
+        const b = mm.read(addr, n);
+        if (b) return b;
+      }
+      return undefined;
+    },
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * Printing kernel addresses the way the trace output does (seq_print_ip_sym()
+ * with the sym-offset and sym-addr options), through the kernel's symbols.
+ */
+import type { Kernel } from '../kernel/kernel.js';
+import type { Series } from '../kernel/series.js';
+
+/** Offset of the ip tracing_mark_write() records (its _THIS_IP_) from its start, as the real kernels show. */
+const MARK_WRITE_IP_OFFSET: Record<Series, bigint> = { '7.2': 0x81n, '6.12': 0xdfn };
+
+/** Address of a function by name (first match), undefined when unknown. */
+export function symbolAddress(kernel: Kernel, name: string): bigint | undefined {
+  return kernel.symbols.byName(name)[0]?.addr;
+}
+
+/** The ip a trace_marker write records. */
+export function markWriteIp(kernel: Kernel): bigint {
+  return (symbolAddress(kernel, 'tracing_mark_write') ?? 0n) + MARK_WRITE_IP_OFFSET[kernel.series];
+}
+
+export interface SymFlags {
+  symOffset: boolean;
+  symAddr: boolean;
+}
+
+/**
+ * seq_print_ip_sym(): `name` (no module), or `name+0xoff/0xsize [module]`
+ * with sym-offset, then ` <address>` with sym-addr; `0x…` when no symbol
+ * holds the address, `0` for a null one.
+ */
+export function printIpSym(kernel: Kernel, ip: bigint, flags: SymFlags): string {
+  if (ip === 0n) return '0';
+  const hit = kernel.symbols.lookup(ip);
+  let s: string;
+  if (hit) {
+    s = hit.sym.name;
+    if (flags.symOffset) {
+      s += `+0x${hit.offset.toString(16)}/0x${hit.sym.size.toString(16)}`;
+      if (hit.sym.module) s += ` [${hit.sym.module}]`;
+    }
+  } else {
+    s = `0x${ip.toString(16).padStart(8, '0')}`;
+  }
+  if (flags.symAddr) s += ` <${ip.toString(16).padStart(16, '0')}>`;
+  return s;
+}

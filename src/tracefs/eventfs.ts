@@ -1,0 +1,344 @@
+/**
+ * eventfs: the events/ directory of a trace array — events/{enable,
+ * header_page, header_event}, a directory per system (enable, filter) and per
+ * event (enable, filter, trigger, format, id, hist), as the kernel lays them
+ * out (directories show one link). Event directories are filled on first
+ * lookup and then kept, so ownership changes stick; dynamic event types come
+ * and go through TraceEvents' listeners.
+ */
+import { fail } from '../kernel/errno.js';
+import { EVENT_FL_IGNORE_ENABLE, EVENT_FL_NO_REG, type TraceEventType } from '../trace/event_type.js';
+import type { ArrayEvents } from '../trace/events/array_events.js';
+import { applyEventFilter, applySystemFilter, showSystemFilter } from '../trace/events/filter/event_filter.js';
+import { formatText } from '../trace/events/format_file.js';
+import { enabledState, setClearEvents } from '../trace/events/set_event.js';
+import { type EventTypeListener, TraceEvents } from '../trace/events/trace_events.js';
+import { processTrigger, showTriggers } from '../trace/events/triggers/trigger.js';
+import type { TraceArray } from '../trace/trace_array.js';
+import { addEventRootFiles } from './files/event_files.js';
+import { Dir, File, type FileOps, type Node, type OpenFile } from './node.js';
+import { parseUlong, seqRead, sliceAt } from './seq_file.js';
+
+const PAGE_SIZE = 4096;
+
+/** Which files an event directory has (event_callback()). */
+export function eventDirFiles(te: TraceEvents, type: TraceEventType): string[] {
+  let flags = type.flags;
+  if (flags === undefined && type.system === 'ftrace') {
+    // An ftrace-internal type registered without flags: as the kernel has it.
+    const spec = te.internal.get(type.name);
+    flags = EVENT_FL_IGNORE_ENABLE | (spec && !spec.files.includes('id') ? EVENT_FL_NO_REG : 0);
+  }
+  const ignore = ((flags ?? 0) & EVENT_FL_IGNORE_ENABLE) !== 0;
+  const reg = ((flags ?? 0) & EVENT_FL_NO_REG) === 0;
+  const files = ['format'];
+  if (!ignore && reg) files.push('enable');
+  if (!ignore) files.push('filter');
+  if (!ignore || type.name === 'print') files.push('trigger');
+  if (reg) files.push('id');
+  files.push('hist');
+  return files.sort();
+}
+
+function headerPage(tr: TraceArray, series: string): string {
+  const subbuf = (tr as unknown as { buffer?: { subbufSize?: number } }).buffer?.subbufSize ?? PAGE_SIZE;
+  const overwrite = series === '6.12' ? '\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n' : '\tfield: char overwrite;\toffset:8;\tsize:1;\tsigned:0;\n';
+  return (
+    '\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n' +
+    '\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n' +
+    overwrite +
+    `\tfield: char data;\toffset:16;\tsize:${subbuf - 16};\tsigned:0;\n`
+  );
+}
+
+const HEADER_EVENT =
+  '# compressed entry header\n' +
+  '\ttype_len    :    5 bits\n' +
+  '\ttime_delta  :   27 bits\n' +
+  '\tarray       :   32 bits\n' +
+  '\n' +
+  '\tpadding     : type == 29\n' +
+  '\ttime_extend : type == 30\n' +
+  '\ttime_stamp : type == 31\n' +
+  '\tdata max type_len  == 28\n';
+
+/** tracing_update_buffers(): enabling an event grows the buffers to their working size. */
+function updateBuffers(tr: TraceArray): void {
+  (tr as unknown as { updateBuffers?(): void }).updateBuffers?.();
+}
+
+/** A file that holds its trace array while open (tracing_open_file_tr()), and refuses to be used once its event is gone. */
+function held(ae: ArrayEvents, ops: FileOps, alive: () => boolean = () => true, opens?: Map<TraceEventType, number>, type?: TraceEventType): FileOps {
+  return {
+    ...ops,
+    open(f: OpenFile) {
+      if (!alive()) fail('ENODEV');
+      ae.tr.refs++;
+      if (opens && type) opens.set(type, (opens.get(type) ?? 0) + 1);
+      return ops.open?.(f);
+    },
+    release(f: OpenFile) {
+      ae.tr.refs--;
+      if (opens && type) opens.set(type, (opens.get(type) ?? 1) - 1);
+      ops.release?.(f);
+    },
+    read: ops.read && ((f, size, pos, abort) => (alive() ? ops.read!(f, size, pos, abort) : fail('ENODEV'))),
+    write: ops.write && ((f, data, pos) => (alive() ? ops.write!(f, data, pos) : fail('ENODEV'))),
+  };
+}
+
+/** A text made once per open, read from position 0 only (the kernel's simple one-shot reads). */
+function oneShot(show: () => string): Pick<FileOps, 'read'> {
+  return {
+    read(f, size, pos) {
+      const st = ((f.private as { text?: Buffer } | undefined) ??= {}) as { text?: Buffer };
+      if (pos === 0 || !st.text) st.text = Buffer.from(show(), 'latin1');
+      return sliceAt(st.text, size, pos);
+    },
+  };
+}
+
+/** An `enable` file: 0 / 1 written, EINVAL otherwise. */
+function enableWrite(ae: ArrayEvents, apply: (on: boolean) => void): FileOps['write'] {
+  return (_f, data) => {
+    const v = parseUlong(data);
+    updateBuffers(ae.tr);
+    if (v !== 0 && v !== 1) fail('EINVAL');
+    apply(v === 1);
+    return data.length;
+  };
+}
+
+/** Children made on the first look inside (most event directories are never opened). */
+class LazyChildren extends Map<string, Node> {
+  constructor(private readonly populate: () => void) {
+    super();
+  }
+  override get(k: string): Node | undefined {
+    this.populate();
+    return super.get(k);
+  }
+  override has(k: string): boolean {
+    this.populate();
+    return super.has(k);
+  }
+  override get size(): number {
+    this.populate();
+    return super.size;
+  }
+  override keys(): MapIterator<string> {
+    this.populate();
+    return super.keys();
+  }
+  override values(): MapIterator<Node> {
+    this.populate();
+    return super.values();
+  }
+  override entries(): MapIterator<[string, Node]> {
+    this.populate();
+    return super.entries();
+  }
+  override [Symbol.iterator](): MapIterator<[string, Node]> {
+    return this.entries();
+  }
+  override forEach(cb: (v: Node, k: string, m: Map<string, Node>) => void, thisArg?: unknown): void {
+    this.populate();
+    super.forEach(cb, thisArg);
+  }
+}
+
+class EventDir extends Dir {
+  private filled = false;
+
+  constructor(
+    readonly eventType: TraceEventType,
+    fill: (d: EventDir) => void,
+  ) {
+    super(eventType.name, 0o755);
+    this.fixedNlink = 1;
+    const lazy = new LazyChildren(() => {
+      if (this.filled) return;
+      this.filled = true;
+      fill(this);
+    });
+    Object.defineProperty(this, 'children', { value: lazy });
+  }
+}
+
+export class EventsDir {
+  readonly dir: Dir;
+  private readonly systems = new Map<string, Dir>();
+  private readonly opens = new Map<TraceEventType, number>();
+  private readonly te: TraceEvents;
+  private readonly ae: ArrayEvents;
+
+  constructor(readonly tr: TraceArray) {
+    this.te = TraceEvents.of(tr.tracing);
+    this.ae = this.te.array(tr);
+    const ae = this.ae;
+    const dir = (this.dir = new Dir('events', 0o755));
+    dir.fixedNlink = 1;
+    dir.add(
+      new File('enable', 0o640, held(ae, {
+        ...oneShot(() => `${enabledState(ae)}\n`),
+        write: enableWrite(ae, (on) => setClearEvents(ae, {}, on)),
+      })),
+    );
+    dir.add(new File('header_page', 0o440, held(ae, oneShot(() => headerPage(tr, this.te.series)))));
+    dir.add(new File('header_event', 0o440, held(ae, oneShot(() => HEADER_EVENT))));
+    for (const t of this.te.types()) this.addType(t);
+    for (const t of this.internalTypes()) this.addType(t);
+  }
+
+  /** The ftrace-internal types the core registered (not in the event list order). */
+  private internalTypes(): TraceEventType[] {
+    const listed = new Set(this.te.types());
+    return [...this.tr.tracing.eventTypes.all()].filter((t) => !listed.has(t));
+  }
+
+  /** Whether the type's directory may go (no file of it open here). */
+  canRemove(type: TraceEventType): boolean {
+    return (this.opens.get(type) ?? 0) === 0;
+  }
+
+  private systemDir(system: string): Dir {
+    let d = this.systems.get(system);
+    if (d) return d;
+    d = new Dir(system, 0o755);
+    d.fixedNlink = 1;
+    const ae = this.ae;
+    if (system !== 'ftrace') {
+      const alive = () => this.systems.get(system) === d;
+      d.add(
+        new File('enable', 0o640, held(ae, {
+          ...oneShot(() => `${enabledState(ae, system)}\n`),
+          write: enableWrite(ae, (on) => setClearEvents(ae, { system }, on)),
+        }, alive)),
+      );
+      d.add(
+        new File('filter', 0o640, held(ae, {
+          ...oneShot(() => showSystemFilter()),
+          write: (_f, data) => {
+            if (data.length >= PAGE_SIZE) fail('EINVAL');
+            applySystemFilter(ae, system, data.toString('latin1'));
+            return data.length;
+          },
+        }, alive)),
+      );
+    }
+    this.systems.set(system, d);
+    this.dir.add(d);
+    return d;
+  }
+
+  addType(type: TraceEventType): void {
+    const sys = this.systemDir(type.system);
+    if (sys.children.has(type.name)) return;
+    sys.add(new EventDir(type, (d) => this.fillEventDir(d)));
+  }
+
+  removeType(type: TraceEventType): void {
+    const sys = this.systems.get(type.system);
+    if (!sys) return;
+    sys.remove(type.name);
+    this.opens.delete(type);
+    const left = [...sys.children.values()].some((n: Node) => n instanceof Dir);
+    if (!left) {
+      this.dir.remove(type.system);
+      this.systems.delete(type.system);
+    }
+  }
+
+  private fillEventDir(d: EventDir): void {
+    const type = d.eventType;
+    const ae = this.ae;
+    const te = this.te;
+    const alive = () => te.find(type.system, type.name) === type;
+    const hold = (ops: FileOps) => held(ae, ops, alive, this.opens, type);
+    for (const name of eventDirFiles(te, type)) {
+      switch (name) {
+        case 'enable':
+          d.add(
+            new File('enable', 0o640, hold({
+              ...oneShot(() => {
+                const f = ae.peek(type);
+                return `${f?.enabled && !f.softDisabled ? '1' : '0'}${f && f.smRef !== 0 ? '*' : ''}\n`;
+              }),
+              write: enableWrite(ae, (on) => ae.file(type).enableDisable(on, false)),
+            })),
+          );
+          break;
+        case 'filter':
+          d.add(
+            new File('filter', 0o640, hold({
+              ...oneShot(() => {
+                const f = ae.peek(type)?.filter;
+                return f ? `${f.text}\n` : 'none\n';
+              }),
+              write: (_f, data) => {
+                if (data.length >= PAGE_SIZE) fail('EINVAL');
+                applyEventFilter(ae.file(type), data.toString('latin1'));
+                return data.length;
+              },
+            })),
+          );
+          break;
+        case 'trigger':
+          d.add(
+            new File('trigger', 0o640, hold({
+              ...seqRead(() => {
+                const f = ae.peek(type);
+                return f ? showTriggers(f) : showTriggers(ae.file(type));
+              }),
+              write: (_f, data) => {
+                if (data.length === 0) return 0;
+                if (data.length >= PAGE_SIZE) fail('EINVAL');
+                processTrigger(ae.file(type), data.toString('latin1'));
+                return data.length;
+              },
+            })),
+          );
+          break;
+        case 'format':
+          d.add(new File('format', 0o440, hold(seqRead(() => formatText(type)))));
+          break;
+        case 'id':
+          d.add(new File('id', 0o440, hold(oneShot(() => `${type.id}\n`))));
+          break;
+        case 'hist':
+          d.add(new File('hist', 0o440, hold(seqRead(() => ''))));
+          break;
+      }
+    }
+  }
+}
+
+const mounted = new WeakMap<TraceArray, { events: EventsDir; listener: EventTypeListener }>();
+
+/**
+ * Gives a trace array's directory its events/ tree and root event files, and
+ * keeps the tree in step with event types added and removed later.
+ */
+export function addEventFiles(dir: Dir, tr: TraceArray): EventsDir {
+  const te = TraceEvents.of(tr.tracing);
+  const events = new EventsDir(tr);
+  dir.add(events.dir);
+  addEventRootFiles(dir, te, tr);
+  const listener: EventTypeListener = {
+    added: (t) => events.addType(t),
+    removed: (t) => events.removeType(t),
+    canRemove: (t) => events.canRemove(t),
+  };
+  te.listeners.add(listener);
+  mounted.set(tr, { events, listener });
+  return events;
+}
+
+/** An instance goes: its events stop and its tree no longer follows the types. */
+export function removeEventFiles(tr: TraceArray): void {
+  const te = TraceEvents.of(tr.tracing);
+  const m = mounted.get(tr);
+  if (m) te.listeners.delete(m.listener);
+  mounted.delete(tr);
+  te.removeArray(tr);
+}

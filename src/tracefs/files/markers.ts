@@ -1,0 +1,26 @@
+/** trace_marker and trace_marker_raw: user space writes records into the buffer. */
+import type { TraceArray } from '../../trace/trace_array.js';
+import { writeTraceMarker, writeTraceMarkerRaw } from '../../trace/trace_marker.js';
+import type { FileOps } from '../node.js';
+import { callerContext, trFile } from './common.js';
+
+/** Preemption depth the writer's record shows: 7.x copies the text with preemption disabled. */
+function markerPreempt(tr: TraceArray): number {
+  return tr.series === '6.12' ? 0 : 1;
+}
+
+export function traceMarkerFile(tr: TraceArray): FileOps {
+  return trFile(tr, {
+    write(f, data) {
+      return writeTraceMarker(tr, data, callerContext(tr, f, markerPreempt(tr)));
+    },
+  });
+}
+
+export function traceMarkerRawFile(tr: TraceArray): FileOps {
+  return trFile(tr, {
+    write(f, data) {
+      return writeTraceMarkerRaw(tr, data, callerContext(tr, f, markerPreempt(tr)));
+    },
+  });
+}

@@ -1,0 +1,45 @@
+/** Small attribute files: tracing_on, tracing_thresh, tracing_max_latency, printk_formats. */
+import type { TraceArray } from '../../trace/trace_array.js';
+import type { Tracing } from '../../trace/tracing.js';
+import type { FileOps } from '../node.js';
+import { seqRead } from '../seq_file.js';
+import { simpleRead, trFile, writeUlong } from './common.js';
+
+/** tracing_on (rb_simple_read/write): any non-zero value turns recording on. */
+export function tracingOnFile(tr: TraceArray): FileOps {
+  return trFile(tr, {
+    ...simpleRead(() => (tr.tracingOn ? '1\n' : '0\n')),
+    write(_f, data) {
+      tr.tracingOn = writeUlong(data) !== 0;
+      return data.length;
+    },
+  });
+}
+
+/** tracing_thresh: latency threshold in microseconds (0 = off). */
+export function tracingThreshFile(tracing: Tracing): FileOps {
+  return {
+    ...simpleRead(() => `${tracing.tracingThresh}\n`),
+    write(_f, data) {
+      tracing.tracingThresh = writeUlong(data);
+      return data.length;
+    },
+  };
+}
+
+/** tracing_max_latency (6.12): the latency tracers' maximum, in microseconds. */
+export function tracingMaxLatencyFile(tr: TraceArray): FileOps {
+  let maxLatency = 0;
+  return trFile(tr, {
+    ...simpleRead(() => `${maxLatency}\n`),
+    write(_f, data) {
+      maxLatency = writeUlong(data);
+      return data.length;
+    },
+  });
+}
+
+/** printk_formats: the trace_printk() format strings built into the kernel (none here). */
+export function printkFormatsFile(): FileOps {
+  return seqRead(() => '');
+}

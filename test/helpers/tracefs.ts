@@ -1,0 +1,44 @@
+/** Shared set-up for tests of the core tracefs files: an emulator and shell-like writers. */
+import { readFileSync } from 'node:fs';
+import { createEmulator, type Caller } from '../../src/index.js';
+import { Task } from '../../src/kernel/task.js';
+import type { Series } from '../../src/kernel/series.js';
+
+export function fixture(name: string): string {
+  return readFileSync(new URL(`../fixtures/ringbuf/${name}`, import.meta.url), 'latin1');
+}
+
+let nextPid = 4000;
+
+export function setup(opts: { cpus?: number; series?: Series } = {}) {
+  const emu = createEmulator({ cpus: opts.cpus ?? 2, series: opts.series });
+  const { kernel, fs } = emu;
+  /** A root shell with a fixed pid, comm and CPU (not a real process, so nothing moves it). */
+  const shell = (comm = 'sh', cpu = 0): Caller => {
+    const pid = nextPid++;
+    const t = kernel.tasks.add(new Task(pid, pid, comm, 1));
+    t.cpu = cpu;
+    return { pid, uid: 0, gid: 0 };
+  };
+  const root = shell('sh', 0);
+  /** `echo -n data > path` (or >> with append). */
+  const write = (path: string, data: string | Buffer, caller: Caller = root, append = false) =>
+    fs.writeFile(path, data, { append }, caller);
+  const read = (path: string, caller: Caller = root) => fs.readFile(path, caller);
+  return { ...emu, shell, root, write, read };
+}
+
+/** The error a promise or call fails with (its code), or 'ok'. */
+export async function errCode(p: Promise<unknown> | (() => unknown)): Promise<string> {
+  try {
+    await (typeof p === 'function' ? p() : p);
+    return 'ok';
+  } catch (e) {
+    return (e as { code?: string }).code ?? String(e);
+  }
+}
+
+/** The event lines of a trace (comment lines dropped). */
+export function traceLines(text: string): string[] {
+  return text.split('\n').filter((l) => l && !l.startsWith('#'));
+}
