@@ -1,9 +1,89 @@
 #!/bin/sh
-# Installs everything tracefs-emu needs on a fresh Debian machine, then builds.
-# Safe to run again: each step is skipped when already done.
-set -e
+# Installs everything tracefs-emu needs on a fresh Debian 12 machine (as root),
+# then builds. Safe to run again: each step is skipped when already done.
+#
+#   1. Debian packages: fuse (fusermount) and libfuse2 (libfuse.so.2), plus a
+#      C toolchain and python3 for node-gyp if missing.
+#   2. npm dependencies, with install scripts off (the only package that has
+#      one is fuse-native, and we build it ourselves).
+#   3. fuse-native: patches/fuse-native+2.2.6.patch applied, then built from
+#      source with node-gyp against the system's libfuse.so.2.
+#   4. The TypeScript build (dist/).
+set -eu
 cd "$(dirname "$0")/.."
-if [ ! -d node_modules ]; then
-  npm install --no-audit --no-fund
+ROOT=$(pwd)
+PATCH="$ROOT/patches/fuse-native+2.2.6.patch"
+FN="$ROOT/node_modules/fuse-native"
+
+say() { echo "setup: $*" >&2; }
+die() { echo "setup: error: $*" >&2; exit 1; }
+
+# --- 1. Debian packages -------------------------------------------------------
+have_lib() { /sbin/ldconfig -p 2>/dev/null | grep -q "libfuse\.so\.2 " || [ -e /lib/x86_64-linux-gnu/libfuse.so.2 ] || [ -e /usr/lib/x86_64-linux-gnu/libfuse.so.2 ]; }
+missing=""
+command -v fusermount >/dev/null 2>&1 || missing="$missing fuse"
+have_lib || missing="$missing libfuse2"
+command -v make >/dev/null 2>&1 || missing="$missing make"
+command -v cc >/dev/null 2>&1 && command -v c++ >/dev/null 2>&1 || missing="$missing gcc g++"
+command -v python3 >/dev/null 2>&1 || missing="$missing python3"
+command -v patch >/dev/null 2>&1 || missing="$missing patch"
+if [ -n "$missing" ]; then
+  [ "$(id -u)" = 0 ] || die "missing packages:$missing (run this script as root, or: apt-get install$missing)"
+  command -v apt-get >/dev/null 2>&1 || die "missing packages:$missing, and no apt-get to install them"
+  say "installing Debian packages:$missing"
+  export DEBIAN_FRONTEND=noninteractive
+  # shellcheck disable=SC2086
+  if ! apt-get install -y -q --no-install-recommends $missing >/dev/null; then
+    apt-get update -q >/dev/null
+    # shellcheck disable=SC2086
+    apt-get install -y -q --no-install-recommends $missing >/dev/null
+  fi
 fi
-npm run build --silent
+[ -e /dev/fuse ] || say "warning: /dev/fuse is missing (no FUSE in this kernel/container): mounting will fail, e2e tests will be skipped"
+
+# --- 2. npm dependencies ------------------------------------------------------
+lock_sum=$(sha256sum package.json package-lock.json | sha256sum | cut -c1-16)
+deps_stamp="node_modules/.tracefs-emu-deps"
+if [ ! -f "$deps_stamp" ] || [ "$(cat "$deps_stamp")" != "$lock_sum" ]; then
+  say "installing npm dependencies"
+  npm install --ignore-scripts --no-audit --no-fund --loglevel=error
+  echo "$lock_sum" > "$deps_stamp"
+fi
+
+# --- 3. the patched fuse-native -------------------------------------------------
+patch_sum=$(sha256sum "$PATCH" | cut -c1-16)
+fn_stamp="$FN/.tracefs-emu-patch"
+if [ ! -f "$fn_stamp" ] || [ "$(cat "$fn_stamp")" != "$patch_sum" ] || [ ! -f "$FN/build/Release/fuse.node" ]; then
+  if [ -f "$fn_stamp" ] || ! patch -p1 -N --dry-run -s -d "$FN" < "$PATCH" >/dev/null 2>&1; then
+    # Patched before (maybe by another version of the patch): start from a pristine copy.
+    say "reinstalling a pristine fuse-native"
+    rm -rf "$FN"
+    npm install --ignore-scripts --no-audit --no-fund --loglevel=error
+  fi
+  if [ ! -f "$fn_stamp" ]; then
+    say "patching fuse-native"
+    patch -p1 -N -s -d "$FN" < "$PATCH" || die "patches/fuse-native+2.2.6.patch does not apply"
+  fi
+  gyp="$(npm root -g 2>/dev/null)/npm/node_modules/node-gyp/bin/node-gyp.js"
+  [ -f "$gyp" ] || gyp="$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")/node_modules/node-gyp/bin/node-gyp.js"
+  [ -f "$gyp" ] || die "node-gyp (bundled with npm) not found"
+  # Node's own headers when the machine has them (npm's nodedir, or next to node).
+  nodedir=$(npm config get nodedir 2>/dev/null || true)
+  if [ -z "$nodedir" ] || [ ! -f "$nodedir/include/node/node_api.h" ]; then
+    nodedir=$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")
+    [ -f "$nodedir/include/node/node_api.h" ] || nodedir=""
+  fi
+  say "building fuse-native (node-gyp${nodedir:+, headers from $nodedir})"
+  (cd "$FN" && node "$gyp" rebuild ${nodedir:+--nodedir="$nodedir"} --loglevel=error >build.log 2>&1) \
+    || { cat "$FN/build.log" >&2; die "fuse-native build failed"; }
+  node -e "require('$FN')" || die "the fuse-native build does not load"
+  echo "$patch_sum" > "$fn_stamp"
+fi
+
+# --- 4. TypeScript build -------------------------------------------------------------
+ts_stamp="dist/.tracefs-emu-build"
+if [ ! -f "$ts_stamp" ] || [ -n "$(find src selftests bench tsconfig.json package.json -newer "$ts_stamp" \( -name '*.ts' -o -name '*.json' \) 2>/dev/null | head -1)" ]; then
+  say "building (tsc)"
+  npm run build --silent
+  touch "$ts_stamp"
+fi

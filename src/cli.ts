@@ -2,18 +2,27 @@
 /** The tracefs-emu command line. Each command lives in its own module. */
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
+import { ctlCommand } from './fuse/cli_ctl.js';
+import { mountCommand } from './fuse/cli_mount.js';
+import { statusCommand } from './fuse/cli_status.js';
+import { unmountCommand } from './fuse/cli_unmount.js';
 
 await yargs(hideBin(process.argv))
   .scriptName('tracefs-emu')
-  .command(
-    'mount [dir]',
-    'mount an emulated tracefs (foreground unless --daemon)',
-    (y) => y.positional('dir', { type: 'string', default: './mount', describe: 'mount point' }),
-    () => {
-      throw new Error('mount: not implemented yet');
-    },
-  )
+  .command(mountCommand)
+  .command(unmountCommand)
+  .command(statusCommand)
+  .command(ctlCommand)
   .demandCommand(1)
   .strict()
   .help()
+  .fail((msg, err, y) => {
+    if (err) {
+      console.error(`tracefs-emu: ${err.message}`);
+    } else {
+      y.showHelp();
+      console.error(`\n${msg}`);
+    }
+    process.exit(1);
+  })
   .parseAsync();

@@ -29,8 +29,11 @@ let nextIno = 1;
 
 /** Mount-wide ownership defaults (the tracefs `uid=`/`gid=`/`mode=` options). */
 export interface SuperBlock {
+  /** The root inode's uid/gid: what nodes inherit when not chown'ed themselves. */
   uid: number;
   gid: number;
+  /** The options of the last mount/remount, as /proc/mounts shows them (see ownership.ts). */
+  options?: { uid?: number; gid?: number; mode?: number };
 }
 
 export abstract class Node {
@@ -113,6 +116,8 @@ export interface OpenFile {
   readonly writable: boolean;
   /** Per-open state, as file->private_data. */
   private?: unknown;
+  /** Set by open() for stream-like files (the kernel's nonseekable_open()): lseek/pread fail with ESPIPE. */
+  nonseekable?: boolean;
 }
 
 /**

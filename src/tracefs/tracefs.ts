@@ -19,7 +19,7 @@ import {
   type OpenFile,
   type SuperBlock,
 } from './node.js';
-import { MAY_EXEC, MAY_READ, MAY_WRITE, mayAccess, ownerOf } from './ownership.js';
+import { captureEventsOwners, MAY_EXEC, MAY_READ, MAY_WRITE, mayAccess, ownerOf } from './ownership.js';
 
 export interface Stat {
   ino: number;
@@ -32,6 +32,15 @@ export interface Stat {
   mtimeMs: number;
   ctimeMs: number;
 }
+
+/** What statfs(2) reports for a tracefs (simple_statfs). */
+export interface StatFs {
+  type: number;
+  bsize: number;
+  namelen: number;
+}
+
+export const TRACEFS_MAGIC = 0x74726163;
 
 const noAbort = new AbortController().signal;
 
@@ -81,11 +90,49 @@ export class Tracefs {
     readonly root: Dir,
     readonly kernel: Kernel,
     readonly sb: SuperBlock = { uid: 0, gid: 0 },
-  ) {}
+  ) {
+    captureEventsOwners(root, sb);
+  }
 
   /** Runs `body` inside the kernel path of a system call made by `caller`. */
   call<T>(caller: Caller, sc: Syscall, body: () => T): T {
     return this.kernel.syscall(caller, sc, () => body());
+  }
+
+  /** access(2): ENOENT/EACCES as the path walk and the node's permission bits say. */
+  access(path: string, mask: number, caller: Caller = SELF): void {
+    this.call(caller, { name: 'newfstatat', path }, () => {
+      const node = this.lookup(path, caller);
+      if (mask && !mayAccess(node, this.sb, caller, mask & (MAY_READ | MAY_WRITE | MAY_EXEC))) fail('EACCES');
+    });
+  }
+
+  /**
+   * truncate(2) on a path: tracefs has no truncate of its own (simple_setattr),
+   * so it succeeds and changes nothing. Truncation that clears a buffer is an
+   * open with O_TRUNC, which the file's open sees.
+   */
+  truncate(path: string, caller: Caller = SELF): void {
+    this.call(caller, { name: 'truncate', path }, () => {
+      const node = this.lookup(path, caller);
+      if (node instanceof Dir) fail('EISDIR');
+      if (!mayAccess(node, this.sb, caller, MAY_WRITE)) fail('EACCES');
+      node.mtimeMs = node.ctimeMs = Date.now();
+    });
+  }
+
+  /** utimensat(2): times only change, as simple_setattr does. */
+  utimens(path: string, atimeMs: number, mtimeMs: number, caller: Caller = SELF): void {
+    this.call(caller, { name: 'fchmodat', path }, () => {
+      const node = this.lookup(path, caller);
+      node.atimeMs = atimeMs;
+      node.mtimeMs = mtimeMs;
+      node.ctimeMs = Date.now();
+    });
+  }
+
+  statfs(): StatFs {
+    return { type: TRACEFS_MAGIC, bsize: 4096, namelen: 255 };
   }
 
   /** Path walk, as the VFS does it: search permission on each directory. */
@@ -133,6 +180,7 @@ export class Tracefs {
       if (!mayAccess(parent, this.sb, caller, MAY_WRITE | MAY_EXEC)) fail('EACCES');
       if (!parent.ops.mkdir) fail('EPERM');
       parent.ops.mkdir(parent, name, caller);
+      captureEventsOwners(this.root, this.sb);
     });
   }
 

@@ -1,0 +1,273 @@
+/**
+ * FUSE operations onto the Tracefs library API. Thin by design: path and
+ * handle plumbing, errno conversion, interrupts; every tracefs semantic
+ * (permissions, truncate-on-open, blocking, poll masks) is the library's.
+ */
+import type { Caller } from '../kernel/caller.js';
+import { errno, isKernelError } from '../kernel/errno.js';
+import type { Handle, Stat, Tracefs } from '../tracefs/tracefs.js';
+import { FdTable } from './fd_table.js';
+import type { FuseOps, FuseRequest, FuseStat } from './native.js';
+
+/** Open reply flags understood by the patched binding. */
+export const OPEN_DIRECT_IO = 1;
+export const OPEN_KEEP_CACHE = 2;
+export const OPEN_NONSEEKABLE = 4;
+
+const UNCHANGED_ID = 0xffffffff;
+/** What a request still waiting gets when the mount goes away (as when a daemon dies). */
+const ENOTCONN = 107;
+
+export interface AdapterOptions {
+  /** Where bugs (non-KernelError throws) are reported; they become EIO. */
+  log?: (msg: string) => void;
+  /** Wakes the pollers of an open file (set once the FUSE instance exists). */
+  notifyPoll?: (fh: number) => void;
+}
+
+export function callerOf(req: FuseRequest): Caller {
+  return { pid: req.pid, uid: req.uid, gid: req.gid };
+}
+
+export function toFuseStat(st: Stat): FuseStat {
+  return {
+    mode: st.mode,
+    uid: st.uid,
+    gid: st.gid,
+    size: st.size,
+    nlink: st.nlink,
+    ino: st.ino,
+    blksize: 4096,
+    blocks: 0,
+    atime: st.atimeMs,
+    mtime: st.mtimeMs,
+    ctime: st.ctimeMs,
+  };
+}
+
+/** The FUSE side of one mounted Tracefs. */
+export class FuseAdapter {
+  readonly fds = new FdTable();
+  private readonly log: (msg: string) => void;
+  notifyPoll: (fh: number) => void;
+  /** One wake function per open file, so repeated polls do not pile up listeners. */
+  private readonly wakers = new Map<number, () => void>();
+  /** Answer functions of requests waiting on a file (blocking reads and the like). */
+  private readonly waiting = new Set<(err: number) => void>();
+
+  constructor(
+    readonly fs: Tracefs,
+    opts: AdapterOptions = {},
+  ) {
+    this.log = opts.log ?? ((m) => console.error(`tracefs-emu: ${m}`));
+    this.notifyPoll = opts.notifyPoll ?? (() => {});
+  }
+
+  /** A negative errno for anything thrown: KernelError's own, EIO (logged) for bugs. */
+  errnoOf(e: unknown, what: string): number {
+    if (isKernelError(e)) return -e.errno;
+    this.log(`${what}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
+    return -errno.EIO;
+  }
+
+  /** Runs a synchronous op; its result or -errno goes to `done`. */
+  private sync<T>(what: string, fn: () => T, done: (err: number, v?: T) => void): void {
+    let v: T;
+    try {
+      v = fn();
+    } catch (e) {
+      done(this.errnoOf(e, what));
+      return;
+    }
+    done(0, v);
+  }
+
+  /**
+   * Runs an op that may wait. If the kernel interrupts the request first, it
+   * is answered -EINTR at once and a late result goes to `late` (if given).
+   */
+  private mayWait<T>(
+    what: string,
+    req: FuseRequest,
+    fn: () => T | Promise<T>,
+    done: (err: number, v?: T) => void,
+    late?: (v: T) => void,
+  ): void {
+    let answered = false;
+    const answer = (err: number, v?: T) => {
+      if (answered) return;
+      answered = true;
+      this.waiting.delete(answer);
+      req.signal.removeEventListener('abort', onAbort);
+      done(err, v);
+    };
+    const onAbort = () => answer(-errno.EINTR);
+    let p: T | Promise<T>;
+    try {
+      p = fn();
+    } catch (e) {
+      answer(this.errnoOf(e, what));
+      return;
+    }
+    if (!(p instanceof Promise)) {
+      answer(0, p);
+      return;
+    }
+    if (req.interrupted) {
+      onAbort();
+    } else {
+      this.waiting.add(answer);
+      req.signal.addEventListener('abort', onAbort, { once: true });
+    }
+    p.then(
+      (v) => {
+        if (answered) late?.(v);
+        else answer(0, v);
+      },
+      (e) => {
+        if (answered) {
+          if (!isKernelError(e)) this.errnoOf(e, `${what} (after interrupt)`);
+          return;
+        }
+        answer(this.errnoOf(e, what));
+      },
+    );
+  }
+
+  private handle(fh: number): Handle | undefined {
+    return this.fds.get(fh);
+  }
+
+  private waker(fh: number): () => void {
+    let w = this.wakers.get(fh);
+    if (!w) {
+      w = () => this.notifyPoll(fh);
+      this.wakers.set(fh, w);
+    }
+    return w;
+  }
+
+  /** Ends waiting requests (ENOTCONN) and closes every open file: the mount is gone. */
+  releaseAll(): void {
+    for (const answer of [...this.waiting]) answer(-ENOTCONN);
+    for (const [fh, h] of [...this.fds.handles()]) {
+      this.fds.remove(fh);
+      this.wakers.delete(fh);
+      try {
+        h.release();
+      } catch (e) {
+        this.errnoOf(e, 'release');
+      }
+    }
+  }
+
+  /** The operation table handed to fuse-native. */
+  ops(): Partial<FuseOps> {
+    const fs = this.fs;
+    return {
+      getattr: (path, cb, req) => {
+        this.sync('getattr', () => toFuseStat(fs.stat(path, callerOf(req))), (err, st) => cb(err, st));
+      },
+      fgetattr: (path, fd, cb, req) => {
+        this.sync(
+          'fgetattr',
+          () => {
+            const h = this.handle(fd);
+            return toFuseStat(h ? fs.statNode(h.node) : fs.stat(path, callerOf(req)));
+          },
+          (err, st) => cb(err, st),
+        );
+      },
+      readdir: (path, cb, req) => {
+        this.sync('readdir', () => ['.', '..', ...fs.readdir(path, callerOf(req))], (err, names) => cb(err, names));
+      },
+      access: (path, mode, cb, req) => {
+        this.sync('access', () => fs.access(path, mode, callerOf(req)), (err) => cb(err));
+      },
+      open: (path, flags, cb, req) => {
+        this.mayWait(
+          'open',
+          req,
+          () => fs.open(path, flags, callerOf(req)),
+          (err, h) => {
+            if (err || !h) return cb(err || -errno.EIO);
+            const fh = this.fds.add(h);
+            cb(0, fh, OPEN_DIRECT_IO | (h.file.nonseekable ? OPEN_NONSEEKABLE : 0));
+          },
+          (h) => h.release(), // opened after the caller gave up: nobody will close it
+        );
+      },
+      create: (_path, _mode, cb) => cb(-errno.EACCES), // tracefs directories have no create
+      read: (path, fd, buf, len, pos, cb, req) => {
+        const h = this.handle(fd);
+        if (!h) return cb(-errno.EBADF);
+        this.mayWait(
+          `read ${path}`,
+          req,
+          () => h.read(len, pos, req.signal),
+          (err, data) => {
+            if (err) return cb(err);
+            if (!data) return cb(0);
+            const n = Math.min(len, data.length);
+            data.copy(buf, 0, 0, n);
+            cb(n);
+          },
+        );
+      },
+      write: (path, fd, buf, len, pos, cb, req) => {
+        const h = this.handle(fd);
+        if (!h) return cb(-errno.EBADF);
+        // The buffer is libfuse's: copy it, it is gone once answered.
+        const data = Buffer.from(buf.subarray(0, len));
+        this.mayWait(`write ${path}`, req, () => h.write(data, pos), (err, n) => cb(err || (n ?? 0)));
+      },
+      release: (_path, fd, cb) => {
+        const h = this.fds.remove(fd);
+        this.wakers.delete(fd);
+        if (!h) return cb(0);
+        this.sync('release', () => h.release(), () => cb(0));
+      },
+      truncate: (path, _size, cb, req) => {
+        this.sync('truncate', () => fs.truncate(path, callerOf(req)), (err) => cb(err));
+      },
+      ftruncate: (path, fd, _size, cb, req) => {
+        const h = this.handle(fd);
+        this.sync('ftruncate', () => fs.truncate(h ? h.node.path : path, callerOf(req)), (err) => cb(err));
+      },
+      mkdir: (path, _mode, cb, req) => {
+        this.sync('mkdir', () => fs.mkdir(path, callerOf(req)), (err) => cb(err));
+      },
+      rmdir: (path, cb, req) => {
+        this.sync('rmdir', () => fs.rmdir(path, callerOf(req)), (err) => cb(err));
+      },
+      // The VFS answers these for tracefs (no such inode operations): EPERM.
+      unlink: (_path, cb) => cb(-errno.EPERM),
+      rename: (_src, _dest, cb) => cb(-errno.EPERM),
+      link: (_src, _dest, cb) => cb(-errno.EPERM),
+      symlink: (_src, _dest, cb) => cb(-errno.EPERM),
+      mknod: (_path, _mode, _dev, cb) => cb(-errno.EPERM),
+      chown: (path, uid, gid, cb, req) => {
+        this.sync(
+          'chown',
+          () => fs.chown(path, uid === UNCHANGED_ID ? undefined : uid, gid === UNCHANGED_ID ? undefined : gid, callerOf(req)),
+          (err) => cb(err),
+        );
+      },
+      chmod: (path, mode, cb, req) => {
+        this.sync('chmod', () => fs.chmod(path, mode & 0o7777, callerOf(req)), (err) => cb(err));
+      },
+      utimens: (path, atime, mtime, cb, req) => {
+        this.sync('utimens', () => fs.utimens(path, atime, mtime, callerOf(req)), (err) => cb(err));
+      },
+      statfs: (_path, cb) => {
+        const s = fs.statfs();
+        cb(0, { bsize: s.bsize, frsize: s.bsize, blocks: 0, bfree: 0, bavail: 0, files: 0, ffree: 0, favail: 0, fsid: 0, flag: 0, namemax: s.namelen });
+      },
+      poll: (path, fd, cb) => {
+        const h = this.handle(fd);
+        if (!h) return cb(-errno.EBADF);
+        this.sync(`poll ${path}`, () => h.poll(this.waker(fd)), (err, mask) => cb(err, mask ?? 0));
+      },
+    };
+  }
+}

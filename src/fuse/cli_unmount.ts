@@ -1,0 +1,51 @@
+/** `tracefs-emu unmount [dir]`: stop the daemon serving a mount, or clear a stale mount. */
+import { resolve } from 'node:path';
+import type { Argv, CommandModule } from 'yargs';
+import { detach, probe } from './mount_table.js';
+import { isAlive, readState, removeState, waitWatcher } from './state.js';
+
+interface UnmountArgs {
+  dir: string;
+}
+
+async function waitFor(cond: () => boolean | Promise<boolean>, ms: number): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await cond()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return cond();
+}
+
+/** Unmounts `dir`: asks its daemon to stop (SIGTERM), else detaches the mount. Returns what it did. */
+export async function unmount(dir: string): Promise<string> {
+  const mountpoint = resolve(dir);
+  const st = readState(mountpoint);
+  if (st && isAlive(st.pid)) {
+    process.kill(st.pid, 'SIGTERM');
+    if (!(await waitFor(() => !isAlive(st.pid), 10_000))) throw new Error(`${mountpoint}: pid ${st.pid} did not stop within 10 s`);
+    await waitWatcher(st);
+    if ((await probe(mountpoint)) !== 'absent') await detach(mountpoint);
+    removeState(mountpoint);
+    return `unmounted ${mountpoint} (stopped pid ${st.pid})`;
+  }
+  if (st) {
+    await waitWatcher(st);
+    removeState(mountpoint);
+  }
+  const what = await probe(mountpoint);
+  if (what === 'absent') throw new Error(`${mountpoint}: not mounted`);
+  if (!(await detach(mountpoint))) throw new Error(`${mountpoint}: could not unmount`);
+  return what === 'stale' ? `cleared stale mount at ${mountpoint}` : `unmounted ${mountpoint}`;
+}
+
+export const unmountCommand: CommandModule<object, UnmountArgs> = {
+  command: 'unmount [dir]',
+  aliases: ['umount'],
+  describe: 'unmount a tracefs-emu mount (stops its daemon; clears a stale mount)',
+  builder: (y: Argv) =>
+    y.positional('dir', { type: 'string', default: './mount', describe: 'mount point' }) as unknown as Argv<UnmountArgs>,
+  handler: async (a) => {
+    console.log(await unmount(a.dir));
+  },
+};

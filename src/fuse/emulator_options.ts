@@ -1,0 +1,37 @@
+/**
+ * Command-line options that configure the emulator behind a mount, and
+ * their mapping onto createEmulator(). To add one: an entry in
+ * EMULATOR_CLI_OPTIONS and a line in emulatorOptionsFrom().
+ */
+import type { Options } from 'yargs';
+import type { EmulatorOptions } from '../index.js';
+import { DEFAULT_SERIES, isSeries, SERIES } from '../kernel/series.js';
+
+export const EMULATOR_CLI_OPTIONS = {
+  kernel: { type: 'string', choices: [...SERIES], default: DEFAULT_SERIES, describe: 'kernel series to behave as' },
+  cpus: { type: 'number', describe: 'number of CPUs (default: the host\'s)' },
+  seed: { type: 'number', describe: 'seed of everything random in the background activity' },
+} as const satisfies Record<string, Options>;
+
+export interface EmulatorCliArgs {
+  kernel?: string;
+  cpus?: number;
+  seed?: number;
+}
+
+export function emulatorOptionsFrom(a: EmulatorCliArgs): EmulatorOptions {
+  const o: EmulatorOptions = {};
+  if (a.kernel !== undefined) {
+    if (!isSeries(a.kernel)) throw new Error(`unknown kernel series ${a.kernel} (${SERIES.join(', ')})`);
+    o.series = a.kernel;
+  }
+  if (a.cpus !== undefined) {
+    if (!Number.isInteger(a.cpus) || a.cpus < 1 || a.cpus > 8192) throw new Error(`--cpus: expected a CPU count, got ${a.cpus}`);
+    o.cpus = a.cpus;
+  }
+  if (a.seed !== undefined) {
+    if (!Number.isFinite(a.seed)) throw new Error(`--seed: expected a number, got ${a.seed}`);
+    o.seed = a.seed;
+  }
+  return o;
+}

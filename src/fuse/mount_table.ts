@@ -1,0 +1,93 @@
+/** The host's mount table, as far as mounting over FUSE needs it. */
+import { execFile } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
+
+export interface MountEntry {
+  mountpoint: string;
+  fstype: string;
+  source: string;
+  options: string;
+}
+
+function unescape(s: string): string {
+  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+}
+
+/** Mounts of this process's mount namespace (/proc/self/mountinfo). */
+export function mounts(): MountEntry[] {
+  let text: string;
+  try {
+    text = readFileSync('/proc/self/mountinfo', 'utf8');
+  } catch {
+    return [];
+  }
+  const out: MountEntry[] = [];
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    const [pre, post] = line.split(' - ');
+    if (!pre || !post) continue;
+    const f = pre.split(' ');
+    const [fstype, source, superOpts] = post.split(' ');
+    out.push({ mountpoint: unescape(f[4] ?? ''), fstype: fstype ?? '', source: unescape(source ?? ''), options: `${f[5] ?? ''},${superOpts ?? ''}` });
+  }
+  return out;
+}
+
+/** The topmost mount at `dir` (an absolute, resolved path), if any. */
+export function mountAt(dir: string): MountEntry | undefined {
+  const all = mounts().filter((m) => m.mountpoint === dir);
+  return all[all.length - 1];
+}
+
+/** What is at a mount point we want: nothing of ours, a live mount, or a dead FUSE connection. */
+export async function probe(dir: string): Promise<'absent' | 'live' | 'stale'> {
+  try {
+    await stat(dir);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOTCONN' || code === 'ECONNABORTED') return 'stale';
+    if (code === 'ENOENT') return 'absent';
+    throw e;
+  }
+  const m = mountAt(dir);
+  return m && m.fstype.startsWith('fuse') ? 'live' : 'absent';
+}
+
+/**
+ * The fusermount that `auto_unmount` leaves running for a mount of ours: our
+ * child, `fusermount ... -- MOUNTPOINT`. It unmounts whatever FUSE mount is
+ * at that path once we are gone.
+ */
+export function autoUnmountWatcher(mountpoint: string, parent = process.pid): number | undefined {
+  let pids: string[];
+  try {
+    pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
+  } catch {
+    return undefined;
+  }
+  for (const p of pids) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(rest[1]) !== parent) continue;
+      const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean);
+      if (argv[0]?.endsWith('fusermount') && argv[argv.length - 1] === mountpoint) return Number(p);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return undefined;
+}
+
+function run(cmd: string, args: string[]): Promise<boolean> {
+  return new Promise((resolve) => {
+    execFile(cmd, args, { timeout: 10_000 }, (err) => resolve(!err));
+  });
+}
+
+/** Detaches whatever FUSE mount is at `dir` (fusermount -uz, else umount -l). */
+export async function detach(dir: string): Promise<boolean> {
+  if (await run('fusermount', ['-uz', dir])) return true;
+  return run('umount', ['-l', dir]);
+}
