@@ -32,13 +32,6 @@ echo 1 > tracing_on
 mkdir instances/cap
 C=instances/cap
 echo 16384 > $C/buffer_size_kb
-for f in __x64_sys_openat __x64_sys_read __x64_sys_write __x64_sys_close __x64_sys_getdents64 \
-         __x64_sys_newfstatat __x64_sys_statx __x64_sys_newfstat __x64_sys_mkdir __x64_sys_mkdirat __x64_sys_rmdir \
-         __x64_sys_fchownat __x64_sys_fchmodat __x64_sys_chmod __x64_sys_chown __x64_sys_poll __x64_sys_ppoll \
-         __x64_sys_pselect6 __x64_sys_truncate __x64_sys_ftruncate __x64_sys_clone __x64_sys_clone3 __x64_sys_vfork \
-         __x64_sys_execve __x64_sys_exit_group __x64_sys_wait4 __x64_sys_lseek __x64_sys_fcntl __x64_sys_dup2; do
-  echo $f >> $C/set_graph_function 2>/dev/null
-done
 echo 1 > $C/options/function-fork
 echo $$ > $C/set_ftrace_pid
 echo function_graph > $C/current_tracer
@@ -66,6 +59,16 @@ op chown 'chown 0:0 set_event'
 op truncate-trace ': > trace'
 op trace_pipe-interrupted 'timeout 0.5 cat trace_pipe > /dev/null'
 op sh-c-true 'sh -c true'
+op truncate-s0 'truncate -s 0 trace'
+op cat-trace 'cat trace > /dev/null'
+op cat-format 'cat events/sched/sched_switch/format > /dev/null'
+op cat-enable 'cat events/sched/sched_switch/enable > /dev/null'
+op cat-current_tracer 'cat current_tracer > /dev/null'
+op cat-tracing_on 'cat tracing_on > /dev/null'
+op cat-buffer_size_kb 'cat buffer_size_kb > /dev/null'
+op echo-set_ftrace_filter 'echo vfs_read > set_ftrace_filter; echo > set_ftrace_filter'
+op ls-l-sched_switch 'ls -l events/sched/sched_switch > /dev/null'
+op cat-per_cpu-stats 'cat per_cpu/cpu0/stats > /dev/null'
 echo nop > $C/current_tracer
 
 # raw syscalls of the same kind of operations, for arguments and return values
@@ -80,7 +83,7 @@ echo 1 > events/sched/sched_process_free/enable
 echo 1 > events/sched/sched_process_wait/enable
 echo 1 > events/sched/sched_wakeup_new/enable
 echo 1 > events/sched/sched_switch/enable
-cat README > /dev/null; echo hello > trace_marker; timeout 0.5 cat trace_pipe > /dev/null; sh -c true
+cat README > /dev/null; echo hello > trace_marker; timeout 0.5 cat $C/trace_pipe > /dev/null; sh -c true; mkdir instances/bar; rmdir instances/bar
 echo 0 > events/enable
 cat trace | gzip > $O/syscalls.txt.gz
 ls -la $O

@@ -1,0 +1,86 @@
+/**
+ * What the emulated kernel learns about real processes: /proc of the host,
+ * behind an interface so tests can script process lifetimes (a fork, an
+ * exec that changes the comm, an exit, a reused pid).
+ */
+import { readFileSync, readlinkSync } from 'node:fs';
+import type { ProcInfo } from './task.js';
+
+export interface ProcSource {
+  /** /proc/PID/stat (+ Tgid): undefined when the process is gone (or a zombie). */
+  stat(pid: number): ProcInfo | undefined;
+  /** readlink /proc/PID/exe. */
+  exe(pid: number): string | undefined;
+  /** Start time (clock ticks since host boot) of processes that count as started with the emulator: older ones existed at "boot". */
+  readonly bootTicks: number;
+}
+
+/** Reads /proc/<pid>/stat (and status for the tgid); undefined if the process is gone. */
+export function readProcInfo(pid: number, procRoot = '/proc'): ProcInfo | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`${procRoot}/${pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  const open = stat.indexOf('(');
+  const close = stat.lastIndexOf(')');
+  if (open < 0 || close < 0) return undefined;
+  const comm = stat.slice(open + 1, close);
+  // Fields after the comm, 0-based from field 3 (state).
+  const rest = stat.slice(close + 2).split(' ');
+  const state = rest[0];
+  if (state === 'Z' || state === 'X') return undefined;
+  const ppid = Number(rest[1]);
+  const priority = Number(rest[15]);
+  const startTime = Number(rest[19]);
+  const cpu = Number(rest[36]);
+  let tgid = pid;
+  try {
+    const m = /^Tgid:\s+(\d+)/m.exec(readFileSync(`${procRoot}/${pid}/status`, 'latin1'));
+    if (m) tgid = Number(m[1]);
+  } catch {
+    /* gone between the two reads: keep pid */
+  }
+  return { pid, tgid, comm, ppid, cpu: Number.isFinite(cpu) ? cpu : 0, startTime, priority: Number.isFinite(priority) ? priority : 20, state };
+}
+
+/** The machine's /proc. */
+export class HostProcSource implements ProcSource {
+  readonly bootTicks: number;
+
+  constructor(private readonly root = '/proc') {
+    this.bootTicks = readProcInfo(process.pid, root)?.startTime ?? 0;
+  }
+
+  stat(pid: number): ProcInfo | undefined {
+    return readProcInfo(pid, this.root);
+  }
+
+  exe(pid: number): string | undefined {
+    try {
+      return readlinkSync(`${this.root}/${pid}/exe`);
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** A scripted /proc for tests: set what each pid shows; delete to make it exit. */
+export class FakeProcSource implements ProcSource {
+  readonly procs = new Map<number, ProcInfo & { exe?: string }>();
+  bootTicks = 1000;
+
+  set(info: Partial<ProcInfo> & { pid: number; comm: string; exe?: string }): void {
+    this.procs.set(info.pid, { tgid: info.pid, ppid: 1, cpu: 0, startTime: this.bootTicks + 1, ...info });
+  }
+
+  stat(pid: number): ProcInfo | undefined {
+    const p = this.procs.get(pid);
+    return p && { ...p };
+  }
+
+  exe(pid: number): string | undefined {
+    return this.procs.get(pid)?.exe;
+  }
+}
