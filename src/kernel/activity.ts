@@ -19,12 +19,12 @@ import type { Rng } from './rng.js';
 import type { Task } from './task.js';
 
 export interface ActivityOptions {
-  /** Multiplier of the event rate of an idle machine (1: about 30 scheduler events per CPU per second). */
+  /** Multiplier of the event rate of an idle machine (1: about 25 context switches per CPU per second, as an idle machine). */
   rate?: number;
 }
 
-/** Mean time between steps of one CPU at rate 1 (ns): an idle CPU wakes about 30 times a second. */
-const STEP_NS = 33_000_000;
+/** Mean time between steps of one CPU at rate 1 (ns): an idle CPU wakes about a dozen times a second. */
+const STEP_NS = 80_000_000;
 /** HZ=250: the scheduler tick while a CPU is busy. */
 const TICK_NS = 4_000_000;
 /** A process that made no call for this long is asleep (it waits for input, or computes without us seeing it). */
@@ -129,7 +129,7 @@ export class Activity {
 
   /** Woken kernel threads run until they sleep again. */
   private runWoken(cpu: Cpu, rng: Rng): void {
-    for (let i = 0; i < 4; i++) {
+    for (let i = 0; i < 2; i++) {
       const curr = cpu.curr;
       if (curr.isIdle && cpu.runqueue.length) this.k.sched.schedule(cpu, 'R');
       const now = cpu.curr;
@@ -183,12 +183,35 @@ export class Activity {
     const ctx = this.ctx(t, cpu, () => k.sched.switchNow(cpu, state));
     this.guard(t, () => {
       if (kind === 'kworker') {
-        const f = this.sampler.next();
-        if (f) void k.runner.run([f], { ...ctx, holes: {} });
+        // Work items: a few sampled functions of the kernel's subsystems.
+        for (let i = 1 + rng.int(3); i > 0; i--) {
+          const f = this.sampler.next();
+          if (f) void k.runner.run([node('process_one_work', [f])], { ...ctx, holes: {} });
+        }
+        if (rng.chance(0.6)) void k.runner.run([this.allocWork(rng)], { ...ctx, holes: {} });
       }
       if (seg) void k.runner.run(seg, ctx);
     });
     if (cpu.curr === t) k.sched.schedule(cpu, state);
+  }
+
+  /** rcu_do_batch: a few callbacks that free what readers may have still been using. */
+  private rcuBatch(rng: Rng): PathNode {
+    const cbs: PathNode[] = [];
+    const kinds = [
+      node('i_callback', [node('free_inode_nonrcu', [node('kmem_cache_free')])]),
+      node('__d_free', [node('kmem_cache_free')]),
+      node('delayed_put_pid', [node('put_pid', [node('kmem_cache_free')])]),
+      node('kfree_rcu_work', [node('kfree'), node('kfree')]),
+    ];
+    for (let n = 1 + rng.int(4); n > 0; n--) cbs.push(node('rcu_cblist_dequeue'), rng.pick(kinds));
+    return node('rcu_do_batch', cbs);
+  }
+
+  /** A work item that allocates and frees (most of them do). */
+  private allocWork(rng: Rng): PathNode {
+    const alloc = rng.chance(0.5) ? [node('kmem_cache_alloc_noprof'), node('kmem_cache_free')] : [node('__kmalloc_cache_noprof'), node('kfree')];
+    return node('process_one_work', [node('vmstat_update', [node('refresh_cpu_vm_stats', [node('_raw_spin_lock'), ...alloc, node('_raw_spin_unlock')])])]);
   }
 
   /** A timer interrupt in whatever `task` does now (a hardirq, then the softirqs it raised). */
@@ -201,6 +224,8 @@ export class Activity {
       const soft = k.paths.get('softirqs') ?? [];
       const rng = this.rngs[cpu.id]!;
       const sirq = soft.length && rng.chance(0.5) ? [soft[rng.int(soft.length)]!] : [];
+      // RCU callbacks whose grace period ended: objects freed from the RCU softirq.
+      if (rng.chance(0.35)) sirq.push(node('handle_softirqs', [node('rcu_core_si', [node('rcu_core', [node('rcu_segcblist_extract_done_cbs'), this.rcuBatch(rng)])])]));
       const nodes: PathNode[] = [node('irq_enter_rcu'), ...timer, node('irq_exit_rcu', sirq), node('raw_irqentry_exit_cond_resched')];
       const ctx: RunCtx = { task, env: { task: task.addr, 'struct rq': cpu.rq }, flags: NO_FLAGS, holes: {} };
       this.guard(task, () => void k.runner.run(nodes, ctx, px));

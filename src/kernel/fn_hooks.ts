@@ -69,13 +69,16 @@ const CACHE_BY_CALLER: Record<string, [string, string]> = {
   __anon_vma_prepare: ['anon_vma', 'anon_vma'],
   seq_open: ['seq_file', 'seq_file'],
   dup_task_struct: ['task_struct', 'task_struct'],
-  copy_process: ['task_struct', 'task_struct'],
   alloc_pid: ['pid', 'pid'],
   vm_area_alloc: ['vm_area_struct', 'vm_area_struct'],
   vm_area_dup: ['vm_area_struct', 'vm_area_struct'],
   prepare_creds: ['cred', 'cred'],
   prepare_kernel_cred: ['cred', 'cred'],
   alloc_bprm: ['kmalloc-512', ''],
+  free_inode_nonrcu: ['tracefs_inode_cache', 'inode'],
+  __d_free: ['dentry', 'dentry'],
+  put_pid: ['pid', 'pid'],
+  refresh_cpu_vm_stats: ['kmalloc-64', ''],
 };
 
 /** Calls around a callback that are not the callback (locks, accounting of the caller). */
@@ -139,6 +142,19 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
   };
   const fire = (name: string, x: Call, args: Record<string, unknown>): void => {
     if (tp.enabled(name)) tp.fire(name, h.context(x.task), args as never);
+  };
+  /** Fires with interrupts off and `preempt` more preemption depth (a lock held where the kernel fires it). */
+  const fireLocked = (name: string, x: Call, args: Record<string, unknown>, preempt: number): void => {
+    if (!tp.enabled(name)) return;
+    const t = x.task;
+    t.irqsOff += 1;
+    t.preemptCount += preempt;
+    try {
+      tp.fire(name, h.context(t), args as never);
+    } finally {
+      t.irqsOff -= 1;
+      t.preemptCount -= preempt;
+    }
   };
 
   // --- locks: preemption and interrupts as events record them
@@ -235,13 +251,13 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
     enter: (x, ctx) => {
       const w = h.wakeeFor(x, ctx);
       (x as { wakee?: Task }).wakee = w;
-      if (w) fire('sched_waking', x, { comm: w.comm, pid: w.pid, prio: w.prio, target_cpu: w.cpu });
+      if (w) fireLocked('sched_waking', x, { comm: w.comm, pid: w.pid, prio: w.prio, target_cpu: w.cpu }, 1);
     },
     exit: (x) => {
       const w = (x as { wakee?: Task }).wakee;
       if (!w) return 0n;
       h.wake(w);
-      fire('sched_wakeup', x, { comm: w.comm, pid: w.pid, prio: w.prio, target_cpu: w.cpu });
+      fireLocked('sched_wakeup', x, { comm: w.comm, pid: w.pid, prio: w.prio, target_cpu: w.cpu }, 2);
       return 1n;
     },
   });

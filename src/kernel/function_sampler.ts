@@ -14,7 +14,8 @@ import type { KernelFunction, SymbolTable } from './symbols.js';
 const SUBSYSTEMS: readonly [string, RegExp][] = [
   ['sched', /sched|_rq_|^rq_|enqueue|dequeue|pick_next|vruntime|wake_up|cpufreq/],
   ['rcu', /rcu/],
-  ['lock', /lock|mutex|_sem|rwsem|spin/],
+  ['spin', /spin/],
+  ['lock', /lock|mutex|_sem|rwsem/],
   ['timer', /timer|hrtimer|tick|jiffies|clock|ktime/],
   ['mm', /^(mm_|vm|page|folio|pte_|pmd_|alloc_pages|free_pages|lru|mem_cgroup|kmem|slab|kmalloc|kfree|vma_)/],
   ['fs', /^(vfs_|dput|dentry|d_|inode|iput|generic_file|filemap|path_|seq_|kernfs|sysfs|fsnotify|file_|__fput)/],
@@ -77,7 +78,7 @@ export class FunctionSampler {
     if (depth > 0) {
       const seen = new Set<number>();
       for (const c of this.calls.callsFrom(f)) {
-        if (kids.length >= 3) break;
+        if (kids.length >= 4) break;
         if (!c.callee.traceable || seen.has(c.callee.id) || c.callee.id === f.id) continue;
         seen.add(c.callee.id);
         kids.push(this.tree(c.callee, depth - 1));

@@ -128,7 +128,7 @@ export class PathRunner {
   call(fn: KernelFunction, kids: readonly PathNode[] | Body, ctx: RunCtx, px: Call | undefined, chain = false, last = false): Value | Promise<Value> {
     const { task } = ctx;
     if (task.frames.length >= this.maxDepth) return 0n;
-    if (this.deps.poll && (++this.counter & 63) === 0) this.deps.poll(task, px);
+    if (this.deps.poll && (++this.counter & 15) === 0) this.deps.poll(task, px);
     const hook = this.deps.hooks.get(fn.name);
     const args = this.args(fn, ctx);
     const body: Body = (x) => {

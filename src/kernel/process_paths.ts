@@ -19,6 +19,8 @@ const CLONE_THREAD_FLAGS = 0x3d0f00n;
 export class ProcessPaths {
   /** Children that have not run yet: their first run starts in ret_from_fork. */
   private readonly fresh = new WeakSet<Task>();
+  /** Each parent's struct kernel_clone_args (a local of __do_sys_clone: reused from fork to fork). */
+  private readonly cloneArgs = new WeakMap<Task, bigint>();
 
   constructor(private readonly k: Kernel) {}
 
@@ -75,7 +77,11 @@ export class ProcessPaths {
     }
     k.sched.ensureRunning(parent);
     const flags = thread ? CLONE_THREAD_FLAGS : SIGCHLD;
-    const args = k.kmem.kmalloc(k.structs.sizeOf('kernel_clone_args', 136));
+    let args = this.cloneArgs.get(parent);
+    if (args === undefined) {
+      args = k.kmem.kmalloc(k.structs.sizeOf('kernel_clone_args', 136));
+      this.cloneArgs.set(parent, args);
+    }
     k.structs.set(args, 'kernel_clone_args', 'flags', flags);
     k.structs.set(args, 'kernel_clone_args', 'exit_signal', thread ? 0 : 17);
     const nr = SYSCALL_NR.clone ?? 56;
@@ -114,7 +120,6 @@ export class ProcessPaths {
     if (!forked) fireFork();
     if (!woken) fireWakeupNew();
     k.tracepoints.fire('sys_exit', k.context(parent), { id: nr, ret: BigInt(child.pid) });
-    k.kmem.free(args);
   }
 
   /** A forked child runs for the first time: ret_from_fork, and its clone() returns 0. */

@@ -123,6 +123,10 @@ export class Scheduler {
   private switchEvent(prev: Task, next: Task, state: PrevState): void {
     const tp = this.h.tracepoints;
     if (!tp.enabled('sched_switch')) return;
+    // __schedule clears the need-resched flag before it switches.
+    const cpu = this.cpuOf(prev);
+    const resched = cpu.needResched;
+    cpu.needResched = false;
     prev.irqsOff += 1;
     prev.preemptCount += 1;
     try {
@@ -142,6 +146,7 @@ export class Scheduler {
     } finally {
       prev.irqsOff -= 1;
       prev.preemptCount -= 1;
+      cpu.needResched = resched;
     }
   }
 

@@ -377,18 +377,20 @@ export class SyscallPaths {
     };
 
     const finish = (): T => {
-      this.busy.delete(task);
       if (!ran && !ctx.err) {
         // The template had no place for the operation: it still happens.
         const r = runBody();
         if (r instanceof Promise) return r.then(() => finish()) as T;
       }
+      this.busy.delete(task);
       const ret = ctx.err ? BigInt(-ctx.err.errno) : BigInt.asIntN(64, ctx.ret ?? 0n);
       k.tracepoints.fire('sys_exit', k.context(task), { id: nr, ret });
       this.exitWork(task);
       this.bookkeep(task, sc, result, open);
       task.preemptCount &= ~0xff;
       task.irqsOff = 0;
+      // Failed before the operation ran (the path walk): the operation fails the same way, in its own form (a rejected promise).
+      if (ctx.err && !ran) return body(task);
       if (ctx.err) throw ctx.err.error;
       return result as T;
     };
