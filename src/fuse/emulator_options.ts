@@ -11,12 +11,16 @@ export const EMULATOR_CLI_OPTIONS = {
   kernel: { type: 'string', choices: [...SERIES], default: DEFAULT_SERIES, describe: 'kernel series to behave as' },
   cpus: { type: 'number', describe: 'number of CPUs (default: the host\'s)' },
   seed: { type: 'number', describe: 'seed of everything random in the background activity' },
+  activity: { type: 'number', default: 1, describe: "rate of the kernel's background activity (1: an idle machine's, 0: none)" },
+  'proc-events': { type: 'boolean', default: true, describe: "follow every process's fork/exec/exit through the kernel's proc connector (root only)" },
 } as const satisfies Record<string, Options>;
 
 export interface EmulatorCliArgs {
   kernel?: string;
   cpus?: number;
   seed?: number;
+  activity?: number;
+  procEvents?: boolean;
 }
 
 export function emulatorOptionsFrom(a: EmulatorCliArgs): EmulatorOptions {
@@ -33,5 +37,10 @@ export function emulatorOptionsFrom(a: EmulatorCliArgs): EmulatorOptions {
     if (!Number.isFinite(a.seed)) throw new Error(`--seed: expected a number, got ${a.seed}`);
     o.seed = a.seed;
   }
+  if (a.activity !== undefined && (!Number.isFinite(a.activity) || a.activity < 0)) throw new Error(`--activity: expected a rate >= 0, got ${a.activity}`);
+  // A mounted kernel lives: its calls run their kernel paths, its background work runs, it follows the machine's processes.
+  o.activity = a.activity ?? 1;
+  o.procEvents = a.procEvents ?? true;
+  o.callPaths = true;
   return o;
 }

@@ -104,6 +104,10 @@ export class Activity {
       this.quietStep(cpu, rng);
       return;
     }
+    if (!k.deep()) {
+      this.lightStep(cpu, rng);
+      return;
+    }
     if (curr.isIdle) {
       if (cpu.runqueue.length) k.sched.schedule(cpu, 'R');
       else this.idleRun(cpu, rng);
@@ -125,6 +129,40 @@ export class Activity {
     if (next) this.k.sched.schedule(cpu, curr.isIdle ? 'R' : curr.kthread ? 'I' : 'S', next);
     else if (!curr.isIdle) this.k.sched.schedule(cpu, curr.kthread ? 'I' : 'S', cpu.idle);
     void rng;
+  }
+
+  /**
+   * Only scheduler and process events are seen: the same lives (a kernel
+   * thread woken from an interrupt on an idle CPU runs, then sleeps), without
+   * the calls nobody looks at.
+   */
+  private lightStep(cpu: Cpu, rng: Rng): void {
+    const k = this.k;
+    const curr = cpu.curr;
+    if (!curr.isIdle && !curr.kthread) {
+      if (k.clock.now() - curr.lastSyscallNs > USER_IDLE_NS || curr.exited) k.sched.schedule(cpu, curr.exited ? 'Z' : 'S');
+      return;
+    }
+    if (curr.isIdle && !cpu.runqueue.length) {
+      const cands = [...k.tasks.byRole('kworker', cpu.id).filter((t) => !t.comm.endsWith('H')), ...k.tasks.byRole('ksoftirqd', cpu.id), ...k.tasks.byRole('rcu_preempt')].filter((t) => k.sched.sleeping(t));
+      if (cands.length) {
+        const w = rng.pick(cands);
+        if (k.tasks.role(w) === 'rcu_preempt') w.cpu = cpu.id;
+        // Woken from the timer interrupt that ended the idle period.
+        curr.preemptCount += 0x10000;
+        curr.irqsOff += 1;
+        k.sched.wakeEvents(curr, w);
+        curr.preemptCount -= 0x10000;
+        curr.irqsOff -= 1;
+      }
+    }
+    for (let i = 0; i < 2; i++) {
+      if (cpu.curr.isIdle && cpu.runqueue.length) k.sched.schedule(cpu, 'R');
+      const t = cpu.curr;
+      if (t.isIdle || !t.kthread) return;
+      const role = k.tasks.role(t);
+      k.sched.schedule(cpu, role === 'ksoftirqd' || role === 'migration' ? 'S' : 'I');
+    }
   }
 
   /** Woken kernel threads run until they sleep again. */

@@ -10,6 +10,7 @@ import {
   TRACE_FLAG_IRQS_OFF,
   TRACE_FLAG_NEED_RESCHED,
   TRACE_FLAG_NMI,
+  TRACE_FLAG_PREEMPT_RESCHED,
   TRACE_FLAG_SOFTIRQ,
 } from './context.js';
 import type { Task } from './task.js';
@@ -55,7 +56,8 @@ export function execContext(task: Task, cpu: Cpu | undefined): ExecContext {
   if (pc & HARDIRQ_MASK) flags |= TRACE_FLAG_HARDIRQ;
   if (pc & SOFTIRQ_OFFSET) flags |= TRACE_FLAG_SOFTIRQ;
   if ((pc & SOFTIRQ_MASK) >> 9) flags |= TRACE_FLAG_BH_OFF;
-  if (cpu && cpu.needResched && cpu.curr === task) flags |= TRACE_FLAG_NEED_RESCHED;
+  // x86 folds PREEMPT_NEED_RESCHED into the preempt count: both show when the running task must reschedule.
+  if (cpu && cpu.needResched && cpu.curr === task) flags |= TRACE_FLAG_NEED_RESCHED | TRACE_FLAG_PREEMPT_RESCHED;
   const preempt = Math.min(pc & PREEMPT_MASK, 0xf) | (Math.min(task.migrateDisable, 0xf) << 4);
   return { task, cpu: cpu?.id ?? task.cpu, flags, preemptCount: preempt };
 }

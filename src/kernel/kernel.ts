@@ -73,13 +73,14 @@ export interface KernelOptions {
   virtualClock?: boolean;
 }
 
-/** Tracepoints the emulated kernel fires: when none is enabled (and no function is hooked), paths need not run. */
-const FIRED = [
-  'sched_switch', 'sched_wakeup', 'sched_waking', 'sched_wakeup_new', 'sched_process_fork', 'sched_process_exec', 'sched_process_exit', 'sched_process_free',
-  'sched_process_wait', 'sched_stat_runtime', 'sys_enter', 'sys_exit', 'timer_start', 'timer_expire_entry', 'timer_expire_exit', 'timer_cancel', 'hrtimer_start',
-  'hrtimer_expire_entry', 'hrtimer_expire_exit', 'hrtimer_cancel', 'kmalloc', 'kfree', 'kmem_cache_alloc', 'kmem_cache_free', 'softirq_entry', 'softirq_exit',
-  'softirq_raise', 'rcu_utilization', 'workqueue_queue_work', 'workqueue_activate_work', 'workqueue_execute_start', 'workqueue_execute_end', 'local_timer_entry',
-  'local_timer_exit',
+/** Tracepoints the kernel fires itself, outside any call tree (the scheduler, process lives, system call entry and exit). */
+const EXPLICIT = ['sched_switch', 'sched_wakeup', 'sched_waking', 'sched_wakeup_new', 'sched_process_fork', 'sched_process_exec', 'sched_process_exit', 'sched_process_free', 'sched_process_wait', 'sched_stat_runtime', 'sys_enter', 'sys_exit'];
+
+/** Tracepoints fired by functions inside the call trees: enabling one makes the trees run. */
+const IN_TREES = [
+  'timer_start', 'timer_expire_entry', 'timer_expire_exit', 'timer_cancel', 'hrtimer_start', 'hrtimer_expire_entry', 'hrtimer_expire_exit', 'hrtimer_cancel',
+  'kmalloc', 'kfree', 'kmem_cache_alloc', 'kmem_cache_free', 'softirq_entry', 'softirq_exit', 'softirq_raise', 'rcu_utilization', 'workqueue_queue_work',
+  'workqueue_activate_work', 'workqueue_execute_start', 'workqueue_execute_end', 'local_timer_entry', 'local_timer_exit',
 ];
 
 export class Kernel implements HookHost {
@@ -266,10 +267,21 @@ export class Kernel implements HookHost {
     this.procEvents = undefined;
   }
 
-  /** Whether anything can observe calls now: a hooked function or an enabled tracepoint. */
-  observed(): boolean {
+  /**
+   * Whether call trees must run now: a hooked function (ftrace, kprobes) or
+   * an enabled tracepoint that functions inside the trees fire. Otherwise the
+   * kernel does only what can be seen: the scheduler's and processes' events.
+   */
+  deep(): boolean {
     if (this.exec_?.observed) return true;
-    for (const n of FIRED) if (this.tracepoints.enabled(n)) return true;
+    for (const n of IN_TREES) if (this.tracepoints.enabled(n)) return true;
+    return false;
+  }
+
+  /** Whether anything can observe the kernel now (else only its state moves). */
+  observed(): boolean {
+    if (this.deep()) return true;
+    for (const n of EXPLICIT) if (this.tracepoints.enabled(n)) return true;
     return false;
   }
 

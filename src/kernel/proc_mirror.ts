@@ -24,6 +24,8 @@ export interface MirrorHost {
 const MAX_ANCESTORS = 16;
 
 export class ProcessMirror {
+  private initNamed = false;
+
   constructor(
     private readonly h: MirrorHost,
     private readonly src: ProcSource | undefined,
@@ -70,7 +72,15 @@ export class ProcessMirror {
   private ensure(pid: number, depth: number): Task | undefined {
     if (pid <= 0) return undefined;
     const known = this.h.tasks.get(pid);
-    if (known && !known.exited) return known;
+    if (known && !known.exited) {
+      // The built-in init stands for the machine's pid 1: it goes by its name.
+      if (pid === 1 && known.origin === 'kernel' && !this.initNamed) {
+        this.initNamed = true;
+        const info = this.src?.stat(1);
+        if (info) known.comm = info.comm;
+      }
+      return known;
+    }
     const info = this.src?.stat(pid);
     if (!info) return this.h.tasks.get(1);
     if (depth < MAX_ANCESTORS) this.ensure(info.ppid, depth + 1);

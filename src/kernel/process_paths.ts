@@ -89,6 +89,12 @@ export class ProcessPaths {
     k.tracepoints.fire('sys_enter', k.context(parent), { id: nr, args: [flags, 0n, 0n, 0n, 0n, 0n] });
     let forked = false;
     let woken = false;
+    if (!k.deep()) {
+      fireFork();
+      fireWakeupNew();
+      k.tracepoints.fire('sys_exit', k.context(parent), { id: nr, ret: BigInt(child.pid) });
+      return;
+    }
     const ctx = this.ctx(parent, { args: args, 'struct kernel_clone_args': args, p: child.addr, 'struct task_struct': child.addr, regs, 'struct pt_regs': regs });
     const run = k.runner;
     this.withHooks(
@@ -128,7 +134,7 @@ export class ProcessPaths {
     this.fresh.delete(child);
     const k = this.k;
     if (!k.observed()) return;
-    void k.runner.block('ret_from_fork', this.ctx(child, {}));
+    if (k.deep()) void k.runner.block('ret_from_fork', this.ctx(child, {}));
     k.tracepoints.fire('sys_exit', k.context(child), { id: SYSCALL_NR.clone ?? 56, ret: 0n });
   }
 
@@ -155,6 +161,11 @@ export class ProcessPaths {
       args: [ufile, user.stackBuffer(16), user.stackBuffer(16), 0n, 0n, 0n],
       user: (i: number, max: number) => (i === 0 ? task.mm?.read(ufile, Math.min(max, filename.length + 1)) : undefined),
     });
+    if (!k.deep()) {
+      fire();
+      k.tracepoints.fire('sys_exit', k.context(task), { id: nr, ret: 0n });
+      return;
+    }
     let fired = false;
     const bprm = k.kmem.kmalloc(k.structs.sizeOf('linux_binprm', 512));
     const ctx = this.ctx(task, { filename: ufile, 'struct linux_binprm': bprm, bprm, 'struct filename': k.kmem.kstr(filename) });
@@ -196,7 +207,7 @@ export class ProcessPaths {
         fired = true;
       },
     };
-    this.withHooks({ taskstats_exit: hook }, () => void k.runner.block('sys_exit_group', this.ctx(task, { code: BigInt(code) })));
+    if (k.deep()) this.withHooks({ taskstats_exit: hook }, () => void k.runner.block('sys_exit_group', this.ctx(task, { code: BigInt(code) })));
     if (!fired) fire();
     const cpu = k.sched.cpuOf(task);
     if (cpu.curr === task) k.sched.schedule(cpu, 'Z');
@@ -221,7 +232,7 @@ export class ProcessPaths {
       const nr = SYSCALL_NR.wait4 ?? 61;
       k.tracepoints.fire('sys_enter', k.context(parent), { id: nr, args: [BigInt.asUintN(64, -1n), 0n, 0n, 0n, 0n, 0n] });
       k.tracepoints.fire('sched_process_wait', k.context(parent), { comm: parent.comm, pid: 0, prio: parent.prio });
-      void k.runner.block('sys_wait4', this.ctx(parent, { p: child.addr, 'struct task_struct': child.addr }));
+      if (k.deep()) void k.runner.block('sys_wait4', this.ctx(parent, { p: child.addr, 'struct task_struct': child.addr }));
       k.tracepoints.fire('sys_exit', k.context(parent), { id: nr, ret: BigInt(child.pid) });
     }
     this.free(child);
@@ -236,7 +247,7 @@ export class ProcessPaths {
       host.preemptCount += SOFTIRQ_OFFSET + 0x200;
       try {
         const fire = (): void => k.tracepoints.fire('sched_process_free', k.context(host), { comm: child.comm, pid: child.pid, prio: child.prio });
-        const fn = k.runner.fn('delayed_put_task_struct');
+        const fn = k.deep() ? k.runner.fn('delayed_put_task_struct') : undefined;
         const ctx = this.ctx(host, { p: child.addr, 'struct task_struct': child.addr, rhp: child.addr });
         if (fn) void k.runner.call(fn, () => fire(), ctx, undefined);
         else fire();

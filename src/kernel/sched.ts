@@ -24,6 +24,8 @@ export interface SchedHost {
   nowNs(): bigint;
   /** Whether anything can see calls or events now (else only the state changes). */
   observed(): boolean;
+  /** Whether call trees run now (else only the events). */
+  deep(): boolean;
   /** Calls a hole-free function with the runner in `task` (for finish_task_switch and friends). */
   readonly rng: Rng;
 }
@@ -119,18 +121,32 @@ export class Scheduler {
     next.lastRanNs = now;
   }
 
-  /** sched_switch as __schedule fires it: rq locked, interrupts off. */
+  /** sched_switch as __schedule fires it: rq locked, interrupts off (after the outgoing task's runtime, when no tree does it). */
   private switchEvent(prev: Task, next: Task, state: PrevState): void {
     const tp = this.h.tracepoints;
+    if (!this.h.deep() && !prev.isIdle && tp.enabled('sched_stat_runtime')) {
+      const now = Number(this.h.nowNs());
+      const delta = Math.max(1000, now - (prev.lastRanNs || now - 50_000));
+      prev.sumExecNs += delta;
+      prev.lastRanNs = now;
+      prev.vruntime += BigInt(delta);
+      prev.irqsOff += 1;
+      prev.preemptCount += 1;
+      tp.fire('sched_stat_runtime', this.h.context(prev), { comm: prev.comm, pid: prev.pid, runtime: BigInt(delta), vruntime: prev.vruntime });
+      prev.irqsOff -= 1;
+      prev.preemptCount -= 1;
+    }
     if (!tp.enabled('sched_switch')) return;
     // __schedule clears the need-resched flag before it switches.
     const cpu = this.cpuOf(prev);
     const resched = cpu.needResched;
     cpu.needResched = false;
+    const pc = prev.preemptCount;
     prev.irqsOff += 1;
-    prev.preemptCount += 1;
+    // __schedule: preemption off, the runqueue locked.
+    prev.preemptCount = (pc & ~0xff) | 2;
     try {
-      const fn = this.h.runner.fn('__traceiter_sched_switch');
+      const fn = this.h.deep() ? this.h.runner.fn('__traceiter_sched_switch') : undefined;
       const fire = (): void =>
         tp.fire('sched_switch', this.h.context(prev), {
           prev_comm: prev.comm,
@@ -145,7 +161,7 @@ export class Scheduler {
       else fire();
     } finally {
       prev.irqsOff -= 1;
-      prev.preemptCount -= 1;
+      prev.preemptCount = pc;
       cpu.needResched = resched;
     }
   }
@@ -159,7 +175,8 @@ export class Scheduler {
   schedule(cpu: Cpu, state: PrevState, next: Task = cpu.runqueue[0] ?? cpu.idle, px?: Call, resume = true): void {
     const prev = cpu.curr;
     if (next === prev) return;
-    if (!this.h.observed()) {
+    if (!this.h.deep()) {
+      this.switchEvent(prev, next, state);
       this.commit(cpu, prev, next, state);
       return;
     }
@@ -175,8 +192,13 @@ export class Scheduler {
         },
       },
     };
+    const pc = prev.preemptCount;
+    const irqs = prev.irqsOff;
     const r = this.h.runner.block(prev.isIdle ? 'schedule_idle' : 'schedule', ctx, px);
     void r;
+    // The runqueue lock the block took is released by the next task (finish_task_switch): prev leaves as it came.
+    prev.preemptCount = pc;
+    prev.irqsOff = irqs;
     if (cpu.curr === prev) {
       // The block had no switch point: switch anyway.
       this.switchEvent(prev, next, state);
@@ -200,9 +222,13 @@ export class Scheduler {
 
   /** The next task's first steps after the switch. */
   private resumeIn(next: Task, cpu: Cpu): void {
-    if (!this.h.observed()) return;
+    if (!this.h.deep()) return;
+    const pc = next.preemptCount;
+    const irqs = next.irqsOff;
     const r = this.h.runner.block('finish_task_switch', { task: next, env: { prev: 0n, 'struct rq': cpu.rq }, flags: NO_FLAGS, holes: {} });
     void r;
+    next.preemptCount = pc;
+    next.irqsOff = irqs;
   }
 
   /**
@@ -213,6 +239,16 @@ export class Scheduler {
   ensureRunning(task: Task): void {
     const cpu = this.cpuOf(task);
     if (cpu.curr === task) return;
+    // Last seen running on another CPU: it went to sleep there (it runs here now).
+    for (const other of this.h.cpus) {
+      if (other !== cpu && other.curr === task) {
+        task.cpu = other.id;
+        this.schedule(other, 'S', other.runqueue.find((t) => t !== task) ?? other.idle);
+        task.cpu = cpu.id;
+      }
+      const i = other !== cpu ? other.runqueue.indexOf(task) : -1;
+      if (i >= 0) other.runqueue.splice(i, 1);
+    }
     const waker = cpu.curr;
     if (this.sleeping(task)) this.wakeFrom(waker, task);
     this.schedule(cpu, waker.isIdle ? 'R' : 'R+', task);
@@ -220,8 +256,8 @@ export class Scheduler {
 
   /** try_to_wake_up(task) run by `waker`. */
   wakeFrom(waker: Task, task: Task): void {
-    if (!this.h.observed()) {
-      this.wake(task);
+    if (!this.h.deep()) {
+      this.wakeEvents(waker, task);
       return;
     }
     const ctx: RunCtx = { task: waker, env: { p: task.addr, 'struct task_struct': task.addr }, flags: NO_FLAGS, holes: {}, wakee: task };
@@ -229,6 +265,26 @@ export class Scheduler {
     const fn = this.h.runner.fn('try_to_wake_up');
     if (fn) void this.h.runner.call(fn, kids, ctx, undefined);
     else this.wake(task);
+  }
+
+  /** sched_waking and sched_wakeup as try_to_wake_up fires them, without the calls around (nobody sees those). */
+  wakeEvents(waker: Task, task: Task): void {
+    const tp = this.h.tracepoints;
+    const fire = (name: 'sched_waking' | 'sched_wakeup', preempt: number): void => {
+      if (!tp.enabled(name)) return;
+      const pc = waker.preemptCount;
+      waker.irqsOff += 1;
+      waker.preemptCount = (pc & ~0xff) | preempt;
+      tp.fire(name, this.h.context(waker), { comm: task.comm, pid: task.pid, prio: task.prio, target_cpu: task.cpu });
+      waker.irqsOff -= 1;
+      waker.preemptCount = pc;
+    };
+    if (!this.sleeping(task)) return;
+    // p->pi_lock held for sched_waking; the runqueue's lock too for sched_wakeup (one level less from an interrupt).
+    const inIrq = (waker.preemptCount & 0xf0000) !== 0;
+    fire('sched_waking', inIrq ? 1 : 2);
+    this.wake(task);
+    fire('sched_wakeup', inIrq ? 2 : 4);
   }
 
   /**
@@ -253,13 +309,14 @@ export class Scheduler {
           const next = cpu.runqueue.find((t) => t !== task) ?? cpu.idle;
           this.switchEvent(task, next, state);
           this.commit(cpu, task, next, state);
-          if (this.h.observed()) this.resumeIn(next, cpu);
+          this.resumeIn(next, cpu);
           return back().then(() => 0n);
         },
       },
     };
-    if (!this.h.observed()) {
+    if (!this.h.deep()) {
       const next = cpu.runqueue.find((t) => t !== task) ?? cpu.idle;
+      if (this.h.observed()) this.switchEvent(task, next, state);
       this.commit(cpu, task, next, state);
       return back();
     }

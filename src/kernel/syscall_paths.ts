@@ -73,7 +73,7 @@ export class SyscallPaths {
     if (this.busy.has(task) || !this.k.callPaths) return this.bare(task, sc, body);
     task.lastSyscallNs = this.k.clock.now();
     if (!this.k.observed()) return this.bare(task, sc, body);
-    return this.traced(task, sc, body);
+    return this.traced(task, sc, body, this.k.deep());
   }
 
   /** No one is looking: the operation, and the bookkeeping that later traced calls rely on. */
@@ -136,10 +136,11 @@ export class SyscallPaths {
     }
   }
 
-  private traced<T>(task: Task, sc: Syscall, body: (task: Task) => T): T {
+  private traced<T>(task: Task, sc: Syscall, body: (task: Task) => T, deep: boolean): T {
     const k = this.k;
     const entry = ENTRY[sc.name];
-    const nodes = k.paths.get(entry.block);
+    // Only events are seen: the path's calls need not run, the operation runs at once between sys_enter and sys_exit.
+    const nodes = deep ? k.paths.get(entry.block) : [];
     if (!nodes) return this.bare(task, sc, body);
     this.busy.add(task);
     k.sched.ensureRunning(task);
@@ -402,7 +403,7 @@ export class SyscallPaths {
     };
     let r: void | Promise<unknown>;
     try {
-      r = this.enter(task, nodes, ctx, args);
+      r = deep ? this.enter(task, nodes, ctx, args) : undefined;
     } catch (e) {
       return fail(e);
     }
