@@ -209,4 +209,15 @@ describe('system call paths', () => {
     wake(Buffer.from('x'));
     await p;
   });
+
+  it('lets other layers run kernel functions: eventfs_create_dir gets the event name in %di', () => {
+    const { k } = setup();
+    const task = k.taskOf(ROOT);
+    const calls = recordCalls(k, (n) => n === 'eventfs_create_dir');
+    let made = false;
+    k.call(task, 'eventfs_create_dir', [k.kmem.kstr('test')], () => (made = true));
+    expect(made).toBe(true);
+    expect(k.kernelMemory.readCString(calls[0]!.regs.get('di'))).toBe('test');
+    expect(task.frames).toHaveLength(0);
+  });
 });

@@ -14,7 +14,7 @@ import { Clock } from './clock.js';
 import type { ExecContext } from './context.js';
 import { Cpu, execContext } from './cpu.js';
 import type { FuncProto } from './ctypes.js';
-import { type Body, Executor, type Value } from './executor.js';
+import { Executor } from './executor.js';
 import { makeFnHooks, type HookHost } from './fn_hooks.js';
 import { FunctionSampler } from './function_sampler.js';
 import type { InsnModel } from './insn_model.js';
@@ -310,20 +310,25 @@ export class Kernel implements HookHost {
   }
 
   /**
-   * Calls a kernel function in `task` (from its current frame): its
-   * registered body, or the recorded `fop:NAME` tree, or nothing inside.
-   * For other layers whose work the kernel does (an event directory made:
-   * eventfs_create_dir with the event's name).
+   * Calls a kernel function in `task`, from the frame it is in: for other
+   * layers whose work the kernel does (an event directory made calls
+   * eventfs_create_dir with the event's name: `kernel.call(task,
+   * 'eventfs_create_dir', [kernel.kmem.kstr('test')])`). `work` runs inside
+   * the function (its body); without it, the function's recorded tree (if
+   * any) does. When nothing observes calls, only `work` runs.
    */
-  call(task: Task, name: string, args: readonly (bigint | number)[] = [], body?: Body): Value | Promise<Value> | undefined {
+  call<T = void>(task: Task, name: string, args: readonly (bigint | number)[] = [], work?: () => T): T | undefined {
     const fn = this.resolve(name);
-    if (!fn) return undefined;
-    if (!this.observed()) return body ? (body as (x: never) => Value)(undefined as never) : 0n;
-    if (body || this.exec.bodies.has(name)) return this.exec.call(task, fn, args, body);
+    if (!fn || !this.deep()) return work?.();
+    let out: T | undefined;
     const ctx: RunCtx = { task, env: {}, flags: new Set(), holes: {} };
-    const kids = this.paths.get(`fop:${name}`) ?? [];
-    const top = task.frames[task.frames.length - 1];
-    return this.exec.call(task, fn, args, (x) => this.runner.run(kids, ctx, x) as never, top ? undefined : undefined);
+    const kids = this.paths.get(`fop:${name}`)?.filter((n) => !n.name.startsWith('$')) ?? [];
+    void this.exec.call(task, fn, args, (x) => {
+      if (work) out = work();
+      else void this.runner.run(kids, ctx, x);
+      return typeof out === 'bigint' || typeof out === 'number' ? out : 0n;
+    });
+    return out;
   }
 
   // --- HookHost

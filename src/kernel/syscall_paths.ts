@@ -16,6 +16,7 @@ import type { HoleFn, PathEnv, RunCtx } from './path_runner.js';
 import { SYSCALL_NR } from './syscall_nr.js';
 import type { FopNames, Syscall, SyscallNode } from './syscall.js';
 import type { Task } from './task.js';
+import { tracefsFops } from './tracefs_fops.js';
 import type { KDentry, KFile } from './vfs.js';
 
 const AT_FDCWD = BigInt.asUintN(64, -100n);
@@ -91,7 +92,7 @@ export class SyscallPaths {
     if (!st) {
       const node = sc.node;
       const dentry = this.k.vfs.dentry(sc.path, node);
-      const kfile = this.k.vfs.openFile(dentry, sc.flags ?? 0, this.fopsAddr(node?.fops?.names), this.allocFd(task));
+      const kfile = this.k.vfs.openFile(dentry, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, this.k.series)), this.allocFd(task));
       st = { kfile, names: node?.fops?.names };
       if (key) this.files.set(key, st);
     }
@@ -161,7 +162,7 @@ export class SyscallPaths {
       dentry = open.kfile.dentry;
       this.fileEnv(env, open.kfile);
     }
-    const names: FopNames = { ...DEFAULT_FOPS, ...(open?.names ?? sc.node?.fops?.names ?? {}) };
+    const names: FopNames = { ...DEFAULT_FOPS, ...(tracefsFops(sc.path, k.series) ?? {}), ...(open?.names ?? sc.node?.fops?.names ?? {}) };
     if (sc.name === 'getdents64') names.iterate ??= /(^|\/)events(\/|$)/.test(sc.path) ? 'eventfs_iterate' : 'dcache_readdir';
 
     // Arguments in user memory, registers as the process made the call.
@@ -354,10 +355,10 @@ export class SyscallPaths {
         // do_dentry_open has the struct file by now.
         const node = walked ?? sc.node;
         const d = dentry ?? k.vfs.dentry(sc.path, node);
-        const st: OpenState = { kfile: k.vfs.openFile(d, sc.flags ?? 0, this.fopsAddr(node?.fops?.names), this.allocFd(task)), names: node?.fops?.names };
+        const st: OpenState = { kfile: k.vfs.openFile(d, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, k.series)), this.allocFd(task)), names: node?.fops?.names };
         open = st;
         this.fileEnv(env, st.kfile);
-        Object.assign(names, DEFAULT_FOPS, st.names ?? {});
+        Object.assign(names, DEFAULT_FOPS, tracefsFops(sc.path, k.series) ?? {}, st.names ?? {});
         return fopHole('open')(c, px);
       },
       '$fop.read': fopHole('read'),
