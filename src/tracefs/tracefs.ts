@@ -77,7 +77,7 @@ export class Handle {
   poll(wake: () => void): number {
     const { fops } = this.node;
     if (!fops.poll) return 0x1 | 0x4 | 0x40 | 0x100;
-    return fops.poll(this.file, wake);
+    return this.fs.call(this.file.caller, { name: 'poll', path: this.node.path, file: this.file, node: this.node }, () => fops.poll!(this.file, wake));
   }
 
   release(): void {

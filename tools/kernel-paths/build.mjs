@@ -306,6 +306,14 @@ function walkHoles(t) {
   const tp = find('trace_pipe-interrupted', '__x64_sys_read', { marker: /ring_buffer|schedule|prepare_to_wait/ });
   if (tp) block('fop:tracing_read_pipe', ['$op', ...hole(cleanTree(tp), 'vfs_read', '$x', { after: 'rw_verify_area' })]);
 }
+// poll(2) on a tracefs file: no capture (nothing in busybox/coreutils polls one); modelled on fs/select.c's calls.
+block('sys_poll', {
+  name: '__x64_sys_poll',
+  kids: [{ name: 'do_sys_poll', kids: [{ name: '__check_object_size', kids: ['check_stack_object', 'is_vmalloc_addr', '__virt_addr_valid'].map((n) => ({ name: n, kids: [] })) }, { name: '$fop.poll', kids: [] }, { name: 'poll_freewait', kids: [] }] }],
+});
+block('fop:tracing_poll_pipe', ['$op', { name: '__pollwait', kids: [{ name: '_raw_spin_lock_irqsave', kids: [] }, { name: '_raw_spin_unlock_irqrestore', kids: [] }] }]);
+block('fop:tracing_buffers_poll', ['$op', { name: '__pollwait', kids: [{ name: '_raw_spin_lock_irqsave', kids: [] }, { name: '_raw_spin_unlock_irqrestore', kids: [] }] }]);
+
 // processes: fork (parent side), the child's first return, exec, exit, wait
 {
   const kc = find('sh-c-true', 'kernel_clone');
