@@ -27,6 +27,14 @@ command -v make >/dev/null 2>&1 || missing="$missing make"
 command -v cc >/dev/null 2>&1 && command -v c++ >/dev/null 2>&1 || missing="$missing gcc g++"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
 command -v patch >/dev/null 2>&1 || missing="$missing patch"
+# The selftests' environment (tracefs-emu exec) and their fetch: GNU awk, ping, readelf,
+# lscpu/chrt/unshare, dash as /bin/sh, xz for linux-source's tarball.
+command -v gawk >/dev/null 2>&1 || missing="$missing gawk"
+command -v ping >/dev/null 2>&1 || missing="$missing iputils-ping"
+command -v readelf >/dev/null 2>&1 || missing="$missing binutils"
+command -v lscpu >/dev/null 2>&1 && command -v chrt >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1 || missing="$missing util-linux"
+command -v dash >/dev/null 2>&1 || missing="$missing dash"
+command -v xz >/dev/null 2>&1 || missing="$missing xz-utils"
 if [ -n "$missing" ]; then
   [ "$(id -u)" = 0 ] || die "missing packages:$missing (run this script as root, or: apt-get install$missing)"
   command -v apt-get >/dev/null 2>&1 || die "missing packages:$missing, and no apt-get to install them"

@@ -2,6 +2,7 @@
 import { Kernel, type KernelOptions } from './kernel/kernel.js';
 import { Tracing } from './trace/tracing.js';
 import type { SuperBlock } from './tracefs/node.js';
+import { buildDebugfs } from './tracefs/debugfs.js';
 import { buildTracefs } from './tracefs/tree.js';
 import type { Tracefs } from './tracefs/tracefs.js';
 
@@ -14,13 +15,16 @@ export interface Emulator {
   kernel: Kernel;
   tracing: Tracing;
   fs: Tracefs;
+  /** The emulated debugfs (/sys/kernel/debug: kprobes/…), served beside the tracefs. */
+  debugfs: Tracefs;
 }
 
 export function createEmulator(opts: EmulatorOptions = {}): Emulator {
   const kernel = new Kernel(opts);
   const tracing = new Tracing(kernel);
   const fs = buildTracefs(tracing, opts.sb);
-  return { kernel, tracing, fs };
+  const debugfs = buildDebugfs(kernel);
+  return { kernel, tracing, fs, debugfs };
 }
 
 export { Kernel } from './kernel/kernel.js';
@@ -28,3 +32,4 @@ export { KernelError, errno } from './kernel/errno.js';
 export type { Caller } from './kernel/caller.js';
 export { Tracefs, Handle } from './tracefs/tracefs.js';
 export { Tracing } from './trace/tracing.js';
+export { buildDebugfs, type KprobesDebugView } from './tracefs/debugfs.js';

@@ -69,3 +69,36 @@ describe('ownership in eventfs', () => {
     expect(fs.stat('events/sched/sched_switch/format').gid).toBe(0);
   });
 });
+
+describe('instance removal', () => {
+  it('turns everything off and leaves stale files answering ENODEV', async () => {
+    const { fs, tp } = emulator();
+    fs.mkdir('instances/foo');
+    await fs.writeFile('instances/foo/events/sched/sched_switch/enable', '1\n');
+    await fs.writeFile('instances/foo/set_event_pid', '1\n');
+    const node = fs.lookup('instances/foo/events/sched/sched_switch/enable');
+    expect(tp.enabled('sched_switch')).toBe(true);
+    fs.rmdir('instances/foo');
+    expect(tp.enabled('sched_switch')).toBe(false);
+    expect(tp.enabled('sched_process_fork')).toBe(false);
+    const { File } = await import('../src/tracefs/node.js');
+    const f = node as InstanceType<typeof File>;
+    expect(() => f.fops.open!({ node: f, caller: { pid: 1, uid: 0, gid: 0 }, flags: 1, readable: false, writable: true })).toThrow(expect.objectContaining({ code: 'ENODEV' }));
+  });
+});
+
+describe('dynamic event ids', () => {
+  it('starts after the static events and reuses freed ids (7.2: 1592, 6.12: 1496)', () => {
+    for (const [series, first] of [['7.2', 1592], ['6.12', 1496]] as const) {
+      const { te } = emulator(series);
+      expect(te.allocEventId()).toBe(first);
+      const mk = (name: string, id: number) =>
+        new StaticEventType({ system: 'kprobes', name, id, fields: [], printFmt: '""' });
+      const a = te.addEventType(mk('a', te.allocEventId()));
+      te.addEventType(mk('b', te.allocEventId()));
+      expect(te.allocEventId()).toBe(first + 2);
+      te.removeEventType(a);
+      expect(te.allocEventId()).toBe(first);
+    }
+  });
+});

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createEmulator } from '../src/index.js';
+import { echo } from './event_helpers.js';
 import type { Series } from '../src/kernel/series.js';
 
 function emu(series: Series = '7.2') {
   const e = createEmulator({ cpus: 2, series });
-  const w = (path: string, data: string, append = false) => e.fs.writeFile(path, data, { append });
+  const w = (path: string, data: string, append = false) => echo(e.fs, path, data, append);
   const r = (path: string) => e.fs.readFile(path);
   return { ...e, w, r };
 }

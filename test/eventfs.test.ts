@@ -35,3 +35,32 @@ describe('eventfs layout', () => {
     console.log(`instance with events/: ${per.toFixed(2)} ms`);
   });
 });
+
+describe('events/header_page and header_event', () => {
+  for (const series of ['7.2', '6.12'] as const) {
+    it(`match the ${series} census`, async () => {
+      const { readFileSync, existsSync } = await import('node:fs');
+      const file = `/work/census/${series}/file-contents`;
+      const { fs } = createEmulator({ cpus: 2, series });
+      const page = await fs.readFile('events/header_page');
+      const event = await fs.readFile('events/header_event');
+      expect(page).toContain('\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n');
+      if (!existsSync(file)) return;
+      const text = readFileSync(file, 'latin1');
+      const block = (name: string) => new RegExp(`^== events/${name}\\n([\\s\\S]*?)== rc=0$`, 'm').exec(text)![1];
+      expect(page).toBe(block('header_page'));
+      expect(event).toBe(block('header_event'));
+    });
+  }
+});
+
+describe('README', () => {
+  it('describes set_event (with :mod: on 7.2), events/ and triggers', async () => {
+    const r72 = await createEmulator({ cpus: 2 }).fs.readFile('README');
+    expect(r72).toContain('Can enable module events via: :mod:<module>');
+    expect(r72).toContain('      trigger\t\t- If set, a command to perform when event is hit\n');
+    const r612 = await createEmulator({ cpus: 2, series: '6.12' }).fs.readFile('README');
+    expect(r612).not.toContain(':mod:<module>\n\t\t\t');
+    expect(r612).toContain('  events/\t\t- Directory containing all trace event subsystems:\n');
+  });
+});

@@ -120,8 +120,9 @@ describe('files and instances', () => {
     const { fs } = setup();
     fs.mkdir('instances/foo');
     expect(fs.readdir('instances/foo').sort()).toEqual([
-      'available_tracers', 'buffer_percent', 'buffer_size_kb', 'buffer_subbuf_size_kb', 'buffer_total_size_kb',
-      'current_tracer', 'error_log', 'free_buffer', 'options', 'per_cpu', 'snapshot', 'timestamp_mode', 'trace',
+      'available_events', 'available_tracers', 'buffer_percent', 'buffer_size_kb', 'buffer_subbuf_size_kb', 'buffer_total_size_kb',
+      'current_tracer', 'error_log', 'events', 'free_buffer', 'options', 'per_cpu', 'set_event', 'set_event_notrace_pid',
+      'set_event_pid', 'show_event_filters', 'show_event_triggers', 'snapshot', 'syscall_user_buf_size', 'timestamp_mode', 'trace',
       'trace_clock', 'trace_marker', 'trace_marker_raw', 'trace_options', 'trace_pipe', 'tracing_cpumask', 'tracing_on',
     ]);
     const opts = fs.readdir('instances/foo/options');

@@ -12,6 +12,7 @@ import { applyMountOptions, parseTracefsOptions } from '../tracefs/ownership.js'
 import { type ControlContext, ControlServer } from './control.js';
 import './control_commands.js';
 import { type MountedTracefs, mountTracefs } from './mount.js';
+import { serveNamespaceViews } from './namespace_views.js';
 import { mountAt } from './mount_table.js';
 import { ensureStateDir, isAlive, type MountState, readState, removeState, statePaths, waitWatcher, writeState } from './state.js';
 
@@ -67,6 +68,11 @@ export async function serve(o: ServeOptions): Promise<Served> {
   applyMountOptions(emulator.fs.root, emulator.fs.sb, tracefsOpts, false);
 
   const mount = await mountTracefs(emulator.fs, mountpoint, { fuseOptions: o.fuseOptions, autoUnmount: o.autoUnmount, log });
+  // debugfs and /proc views for `tracefs-emu exec` namespaces.
+  const views = await serveNamespaceViews(emulator, mountpoint, { log, autoUnmount: o.autoUnmount }).catch(async (e: Error) => {
+    await mount.unmount().catch(() => {});
+    throw e;
+  });
   const paths = statePaths(mountpoint);
   ensureStateDir();
   const state: MountState = {
@@ -87,6 +93,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
   const stop = () =>
     (stopping ??= (async () => {
       try {
+        await views.stop().catch((e: Error) => log(`debugfs: ${e.message}`));
         await mount.unmount();
       } finally {
         await server.close().catch(() => {});
@@ -107,6 +114,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
     await server.listen();
     writeState(state, o.pidFile);
   } catch (e) {
+    await views.stop().catch(() => {});
     await mount.unmount().catch(() => {});
     throw e;
   }

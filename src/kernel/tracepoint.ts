@@ -34,7 +34,7 @@ export interface TracepointArgs {
   sched_process_exit: { comm: string; pid: number; prio: number; group_dead?: boolean };
   sched_process_free: { comm: string; pid: number; prio: number };
   sched_process_wait: { comm: string; pid: number; prio: number };
-  sched_stat_runtime: { comm: string; pid: number; runtime: Num; vruntime?: Num };
+  sched_stat_runtime: { comm: string; pid: number; runtime: Num };
   sched_migrate_task: { comm: string; pid: number; prio: number; orig_cpu: number; dest_cpu: number };
   // timer
   timer_init: { timer: Num };
@@ -49,9 +49,9 @@ export interface TracepointArgs {
   hrtimer_expire_exit: { hrtimer: Num };
   hrtimer_cancel: { hrtimer: Num };
   // kmem
-  kmalloc: { call_site: Num; ptr: Num; bytes_req: Num; bytes_alloc: Num; gfp_flags: number; node: number; accounted?: boolean };
+  kmalloc: { call_site: Num; ptr: Num; bytes_req: Num; bytes_alloc: Num; gfp_flags: number; node: number };
   kfree: { call_site: Num; ptr: Num };
-  kmem_cache_alloc: { call_site: Num; ptr: Num; name: string; bytes_req: Num; bytes_alloc: Num; gfp_flags: number; node: number; accounted?: boolean };
+  kmem_cache_alloc: { call_site: Num; ptr: Num; name?: string; bytes_req: Num; bytes_alloc: Num; gfp_flags: number; node: number; accounted?: boolean };
   kmem_cache_free: { call_site: Num; ptr: Num; name: string };
   // raw_syscalls (and, through them, syscalls/*)
   sys_enter: SysEnterArgs;

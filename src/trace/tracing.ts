@@ -4,6 +4,7 @@ import type { Kernel } from '../kernel/kernel.js';
 import type { Task } from '../kernel/task.js';
 import { ErrorLog } from './error_log.js';
 import { EventRegistry } from './event_registry.js';
+import { TraceEvents } from './events/trace_events.js';
 import { registerFtraceEntries, type FtraceEntryTypes } from './ftrace_entries.js';
 import { SavedCmdlines } from './saved_cmdlines.js';
 import { TraceArray } from './trace_array.js';
@@ -50,6 +51,14 @@ export class Tracing {
   *arrays(): IterableIterator<TraceArray> {
     if (this.top) yield this.top;
     yield* this.instances.values();
+  }
+
+  /**
+   * The trace event subsystem: event types in the kernel's list order, each
+   * array's event state, addEventType() / removeEventType() for dynamic events.
+   */
+  get events(): TraceEvents {
+    return TraceEvents.of(this);
   }
 
   /** mkdir instances/NAME. */

@@ -9,11 +9,13 @@
 import { fail } from '../kernel/errno.js';
 import { EVENT_FL_IGNORE_ENABLE, EVENT_FL_NO_REG, type TraceEventType } from '../trace/event_type.js';
 import type { ArrayEvents } from '../trace/events/array_events.js';
+import { subbufSize, updateBuffers } from '../trace/events/array_hooks.js';
 import { applyEventFilter, applySystemFilter, showSystemFilter } from '../trace/events/filter/event_filter.js';
 import { formatText } from '../trace/events/format_file.js';
 import { enabledState, setClearEvents } from '../trace/events/set_event.js';
 import { type EventTypeListener, TraceEvents } from '../trace/events/trace_events.js';
 import { processTrigger, showTriggers } from '../trace/events/triggers/trigger.js';
+import { entryHeaderFormat, pageHeaderFormat } from '../trace/ring_buffer_event.js';
 import type { TraceArray } from '../trace/trace_array.js';
 import { addEventRootFiles } from './files/event_files.js';
 import { Dir, File, type FileOps, type Node, type OpenFile } from './node.js';
@@ -40,35 +42,16 @@ export function eventDirFiles(te: TraceEvents, type: TraceEventType): string[] {
   return files.sort();
 }
 
+/** events/header_page: the sub-buffer header; 6.12 still called `overwrite` an int. */
 function headerPage(tr: TraceArray, series: string): string {
-  const subbuf = (tr as unknown as { buffer?: { subbufSize?: number } }).buffer?.subbufSize ?? PAGE_SIZE;
-  const overwrite = series === '6.12' ? '\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n' : '\tfield: char overwrite;\toffset:8;\tsize:1;\tsigned:0;\n';
-  return (
-    '\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n' +
-    '\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n' +
-    overwrite +
-    `\tfield: char data;\toffset:16;\tsize:${subbuf - 16};\tsigned:0;\n`
-  );
-}
-
-const HEADER_EVENT =
-  '# compressed entry header\n' +
-  '\ttype_len    :    5 bits\n' +
-  '\ttime_delta  :   27 bits\n' +
-  '\tarray       :   32 bits\n' +
-  '\n' +
-  '\tpadding     : type == 29\n' +
-  '\ttime_extend : type == 30\n' +
-  '\ttime_stamp : type == 31\n' +
-  '\tdata max type_len  == 28\n';
-
-/** tracing_update_buffers(): enabling an event grows the buffers to their working size. */
-function updateBuffers(tr: TraceArray): void {
-  (tr as unknown as { updateBuffers?(): void }).updateBuffers?.();
+  const text = pageHeaderFormat(subbufSize(tr));
+  if (series !== '6.12') return text;
+  return text.replace('\tfield: char overwrite;\toffset:8;\tsize:1;\tsigned:0;', '\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;');
 }
 
 /** A file that holds its trace array while open (tracing_open_file_tr()), and refuses to be used once its event is gone. */
-function held(ae: ArrayEvents, ops: FileOps, alive: () => boolean = () => true, opens?: Map<TraceEventType, number>, type?: TraceEventType): FileOps {
+function held(ae: ArrayEvents, ops: FileOps, isAlive: () => boolean = () => true, opens?: Map<TraceEventType, number>, type?: TraceEventType): FileOps {
+  const alive = () => !ae.dead && isAlive();
   return {
     ...ops,
     open(f: OpenFile) {
@@ -185,7 +168,7 @@ export class EventsDir {
       })),
     );
     dir.add(new File('header_page', 0o440, held(ae, oneShot(() => headerPage(tr, this.te.series)))));
-    dir.add(new File('header_event', 0o440, held(ae, oneShot(() => HEADER_EVENT))));
+    dir.add(new File('header_event', 0o440, held(ae, oneShot(() => entryHeaderFormat()))));
     for (const t of this.te.types()) this.addType(t);
     for (const t of this.internalTypes()) this.addType(t);
   }
@@ -306,7 +289,7 @@ export class EventsDir {
           d.add(new File('id', 0o440, hold(oneShot(() => `${type.id}\n`))));
           break;
         case 'hist':
-          d.add(new File('hist', 0o440, hold(seqRead(() => ''))));
+          d.add(new File('hist', 0o440, hold(seqRead(() => (te.histShow ? te.histShow(ae.file(type)) : '')))));
           break;
       }
     }

@@ -24,6 +24,9 @@ echo hi > /tmp/f; cat /tmp/f > /dev/null; rm /tmp/f
 sleep 0.2
 ping -c 1 127.0.0.1 > /dev/null 2>&1
 kill -0 $$
+# Interrupts of the serial port, and CPUs contending for locks
+for i in 1 2 3; do echo "capture $i" > /dev/ttyS0; done
+(cat /proc/kallsyms > /dev/null & cat /proc/kallsyms > /dev/null & cat /proc/kallsyms > /dev/null & wait)
 echo 0 > tracing_on
 echo 0 > instances/all/tracing_on
 for d in . instances/all; do

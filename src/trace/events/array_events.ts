@@ -18,6 +18,8 @@ export class ArrayEvents {
   modRequests: ModRequest[] = [];
   /** syscall_user_buf_size (7.2): user memory bytes recorded per syscall argument. */
   syscallBufSize = SYSCALL_USER_BUF_DEFAULT;
+  /** The instance was removed: its files answer ENODEV. */
+  dead = false;
 
   constructor(
     readonly events: TraceEvents,
@@ -66,6 +68,7 @@ export class ArrayEvents {
 
   /** The instance goes: triggers, events and pid lists are dropped. */
   teardown(): void {
+    this.dead = true;
     for (const f of this.files.values()) {
       while (f.triggers.length) {
         const d = unregisterTrigger(f, (t) => t === f.triggers[0]);

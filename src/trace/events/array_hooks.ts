@@ -1,62 +1,52 @@
 /**
- * What the event layer needs from a trace array beyond record(): its options,
- * whether it records now, its error_log, snapshots and stack traces. These
- * belong to the ring buffer / core side; until every one of them exists on
- * TraceArray, this is the single place that bridges to them.
+ * What the event layer asks of a trace array besides record(): its options,
+ * whether it records now, its error_log, snapshots and stack traces — the
+ * kernel functions trace_events*.c calls into trace.c for.
  */
 import type { ExecContext } from '../../kernel/context.js';
+import { fail } from '../../kernel/errno.js';
 import type { TraceArray } from '../trace_array.js';
 
-interface CoreSide {
-  options?: Set<string>;
-  recording?(cpu: number): boolean;
-  /** tracing_snapshot_instance() */
-  snapshot?(): void;
-  takeSnapshot?(): void;
-  /** tracing_arm_snapshot(): 0 or a negative errno. */
-  armSnapshot?(): void;
-  disarmSnapshot?(): void;
-  /** __trace_stack(): a kernel_stack record of the current call stack. */
-  recordStack?(ctx: ExecContext, skip: number): void;
-}
-
-interface TracingSide {
-  errorLog?: { log(tr: TraceArray, loc: string, cmd: string, pos: number, msg: string): void };
-}
-
-/** Options that are on by default on the kernel (used when the array keeps no option set). */
-const DEFAULT_ON = new Set(['hash-ptr', 'record-cmd', 'overwrite', 'context-info', 'print-parent', 'markers', 'irq-info', 'function-trace', 'trace_printk', 'annotate']);
-
 export function hasOption(tr: TraceArray, name: string): boolean {
-  const o = (tr as unknown as CoreSide).options;
-  return o ? o.has(name) : DEFAULT_ON.has(name);
+  return tr.options.has(name);
 }
 
 /** Whether a record written now on `cpu` would reach the buffer (ring_buffer_lock_reserve succeeds). */
 export function recordingOn(tr: TraceArray, cpu: number): boolean {
-  const c = tr as unknown as CoreSide;
-  return c.recording ? c.recording(cpu) : tr.tracingOn;
+  return tr.recording(cpu);
 }
 
 /** tracing_log_err(). */
 export function logError(tr: TraceArray, loc: string, cmd: string, pos: number, msg: string): void {
-  (tr.tracing as unknown as TracingSide).errorLog?.log(tr, loc, cmd, pos, msg);
+  tr.tracing.errorLog.log(tr, loc, cmd, pos, msg);
 }
 
-export function takeSnapshot(tr: TraceArray): void {
-  const c = tr as unknown as CoreSide;
-  if (c.takeSnapshot) c.takeSnapshot();
-  else c.snapshot?.();
+/** tracing_update_buffers(): enabling events grows the buffers to their working size. */
+export function updateBuffers(tr: TraceArray): void {
+  tr.updateBuffers();
 }
 
+/** tracing_snapshot_instance() from a trigger. */
+export function takeSnapshot(tr: TraceArray, ctx: ExecContext | undefined): void {
+  if (ctx) tr.snapshotFromKernel(ctx);
+  else tr.swapSnapshot();
+}
+
+/** tracing_arm_snapshot(): the spare buffer is allocated; a tracer that owns it refuses (EBUSY). */
 export function armSnapshot(tr: TraceArray): void {
-  (tr as unknown as CoreSide).armSnapshot?.();
+  if (tr.tracer.usesSnapshot) fail('EBUSY');
+  tr.allocSnapshot();
 }
 
-export function disarmSnapshot(tr: TraceArray): void {
-  (tr as unknown as CoreSide).disarmSnapshot?.();
-}
+/** tracing_disarm_snapshot(): the spare buffer stays allocated, as on the kernel. */
+export function disarmSnapshot(_tr: TraceArray): void {}
 
+/** __trace_stack(): a kernel_stack record of the current call stack, where the core provides one. */
 export function recordStack(tr: TraceArray, ctx: ExecContext): void {
-  (tr as unknown as CoreSide).recordStack?.(ctx, 0);
+  (tr as unknown as { recordStack?(ctx: ExecContext, skip: number): void }).recordStack?.(ctx, 0);
+}
+
+/** The sub-buffer size the header_page file describes. */
+export function subbufSize(tr: TraceArray): number {
+  return tr.buffer.subbufSize;
 }

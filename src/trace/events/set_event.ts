@@ -5,7 +5,7 @@
  * for modules not loaded yet (ftrace_set_clr_event and friends).
  */
 import { fail } from '../../kernel/errno.js';
-import type { TraceEventType } from '../event_type.js';
+import { EVENT_FL_IGNORE_ENABLE, EVENT_FL_NO_REG, type TraceEventType } from '../event_type.js';
 import type { ArrayEvents } from './array_events.js';
 
 /** A cached `:mod:` request: shown in set_event until the module loads or it is removed. */
@@ -48,8 +48,8 @@ export function parseSelector(word: string, allowMod: boolean): EventSelector {
 
 /** Whether set_event / enable files may switch this event (not the ftrace internal ones). */
 export function canEnable(t: TraceEventType): boolean {
-  const f = t.flags ?? 0;
-  return (f & 1) === 0 && (f & 2) === 0;
+  const f = t.flags ?? (t.system === 'ftrace' ? EVENT_FL_IGNORE_ENABLE : 0);
+  return (f & (EVENT_FL_IGNORE_ENABLE | EVENT_FL_NO_REG)) === 0;
 }
 
 function selects(sel: EventSelector, t: TraceEventType): boolean {

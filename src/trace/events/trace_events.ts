@@ -10,7 +10,7 @@ import type { Kernel } from '../../kernel/kernel.js';
 import type { AddressSpace } from '../../kernel/memory.js';
 import type { Series } from '../../kernel/series.js';
 import type { SymbolTable } from '../../kernel/symbols.js';
-import type { Task } from '../../kernel/task.js';
+import { Task } from '../../kernel/task.js';
 import type { TracepointProbe, TracepointRegistry } from '../../kernel/tracepoint.js';
 import { EVENT_FL_IGNORE_ENABLE, EVENT_FL_NO_REG, type TraceEventType } from '../event_type.js';
 import type { TraceArray } from '../trace_array.js';
@@ -21,11 +21,13 @@ import { type InternalEventSpec, loadCatalogue } from './catalogue.js';
 import type { EventFile, PendingRecord } from './event_file.js';
 import type { FilterInput } from './filter/predicate.js';
 import type { PrintEnv } from './print_fmt/value.js';
+import { pointerHasher } from './print_fmt/vsprintf.js';
 import { KernelStringTable, RecordBuilder } from './record_builder.js';
 import { StaticEventType } from './static_event.js';
 import { createStaticEventType } from './static_events.js';
 import { SyscallTracepoints } from './syscall_records.js';
 import { standardTriggerCommands } from './triggers/commands.js';
+import { callPostTriggers, callTriggers } from './triggers/trigger.js';
 
 /** trace_event_class->reg(): attach / detach the event's source when the first / last array enables it. */
 export interface EventRegistration {
@@ -64,7 +66,13 @@ export class TraceEvents {
   /** ftrace/* internal events as the catalogue knows them (their formats and event directory files). */
   readonly internal: ReadonlyMap<string, InternalEventSpec>;
   memory: MemoryAccess;
+  /** %p's hashed ids: keyed by the kernel's seed, so a run is reproducible. */
+  readonly hashPointer: (addr: bigint) => bigint;
+  /** What an event's `hist` file shows (the hist triggers, when they exist). */
+  histShow?: (file: EventFile) => string;
   private order: TraceEventType[] = [];
+  /** __TRACE_LAST_TYPE: where TRACE_EVENT ids start. */
+  private readonly firstEventId: number;
   private readonly arrays = new Map<TraceArray, ArrayEvents>();
   private readonly active = new Map<TraceEventType, Set<EventFile>>();
   private readonly regs = new Map<TraceEventType, EventRegistration>();
@@ -84,9 +92,14 @@ export class TraceEvents {
     this.kernel = tracing.kernel;
     this.series = tracing.kernel.series;
     this.memory = defaultMemory(tracing.kernel);
+    this.hashPointer = pointerHasher(BigInt.asUintN(64, BigInt(tracing.kernel.seed) * 0x9e3779b97f4a7c15n + 0x632be59bd9b4e019n));
     const cat = loadCatalogue(this.series);
+    this.firstEventId = Math.min(...cat.events.map((e) => e.id));
     this.internal = new Map(cat.internal.map((e) => [e.name, e]));
     this.syscalls = new SyscallTracepoints(this);
+    // README paragraphs of set_event, events/ and the trigger file.
+    tracing.features.add('events');
+    tracing.features.add('event_triggers');
     const env = () => this.printEnv();
     for (const spec of cat.events) {
       if (tracing.eventTypes.byId(spec.id) || tracing.eventTypes.get(spec.system, spec.name)) continue;
@@ -125,8 +138,25 @@ export class TraceEvents {
 
   array(tr: TraceArray): ArrayEvents {
     let ae = this.arrays.get(tr);
-    if (!ae) this.arrays.set(tr, (ae = new ArrayEvents(this, tr)));
+    if (!ae) {
+      this.arrays.set(tr, (ae = new ArrayEvents(this, tr)));
+      this.hookMarker(ae);
+    }
     return ae;
+  }
+
+  /** trace_marker writes run the triggers of ftrace/print (with the text NUL-ended, before its newline). */
+  private hookMarker(ae: ArrayEvents): void {
+    const print = this.tracing.ftraceTypes.print;
+    ae.tr.markerHook = (entry, cpu) => {
+      const f = ae.peek(print);
+      if (!f?.triggers.length) return;
+      const pid = entry.readInt32LE(4);
+      const task = this.kernel.tasks.get(pid) ?? Object.assign(new Task(pid, pid, '<...>', 0), { cpu });
+      const ctx: ExecContext = { task, cpu, flags: entry[2], preemptCount: entry[3] };
+      const post = callTriggers(f, entry, ctx);
+      if (post) callPostTriggers(f, post, ctx);
+    };
   }
 
   /** An instance is removed: everything it had on goes off. */
@@ -164,6 +194,16 @@ export class TraceEvents {
     this.builders.delete(type);
     this.active.delete(type);
     for (const l of this.listeners) l.removed?.(type);
+  }
+
+  /**
+   * The id a new dynamic event gets: the lowest free one from the first
+   * TRACE_EVENT id on (the kernel's IDA), so removed events' ids come back.
+   */
+  allocEventId(): number {
+    let id = this.firstEventId;
+    while (this.tracing.eventTypes.byId(id)) id++;
+    return id;
   }
 
   /** Whether `type` is on in some trace array (a dynamic event's source then stays armed). */
@@ -284,9 +324,16 @@ export class TraceEvents {
   printEnv(): PrintEnv {
     return {
       symbols: this.symbols(),
+      hashPointer: this.hashPointer,
       readKernelString: (addr) => this.strings.stringAt(addr) ?? cString(this.memory.readKernel?.(addr, 4096))?.toString('latin1'),
       readKernel: (addr, len) => this.memory.readKernel?.(addr, len),
+      variable: (name) => (name === 'jiffies' ? this.jiffies() : undefined),
     };
+  }
+
+  /** jiffies now: HZ=250 counting from INITIAL_JIFFIES (five minutes before the 32-bit wrap) at boot. */
+  jiffies(): bigint {
+    return 4294892296n + (this.kernel.clock.nowNs() * 250n) / 1000000000n;
   }
 }
 

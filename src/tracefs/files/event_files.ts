@@ -6,6 +6,7 @@
 import { fail } from '../../kernel/errno.js';
 import { atLeast } from '../../kernel/series.js';
 import type { ArrayEvents } from '../../trace/events/array_events.js';
+import { updateBuffers } from '../../trace/events/array_hooks.js';
 import { SYSCALL_USER_BUF_MAX } from '../../trace/events/array_events.js';
 import { canEnable, parseSelector, setClearEvents, showSetEvent } from '../../trace/events/set_event.js';
 import type { TraceEvents } from '../../trace/events/trace_events.js';
@@ -21,10 +22,11 @@ const PID_BUF = 128;
 /** pid_list's MAX_PID. */
 const MAX_PID = 1 << 30;
 
-function holding(tr: TraceArray, ops: FileOps): FileOps {
+function holding(tr: TraceArray, ops: FileOps, ae?: ArrayEvents): FileOps {
   return {
     ...ops,
     open(f: OpenFile) {
+      if (ae?.dead) fail('ENODEV');
       tr.refs++;
       return ops.open?.(f);
     },
@@ -33,10 +35,6 @@ function holding(tr: TraceArray, ops: FileOps): FileOps {
       ops.release?.(f);
     },
   };
-}
-
-function updateBuffers(tr: TraceArray): void {
-  (tr as unknown as { updateBuffers?(): void }).updateBuffers?.();
 }
 
 function setEventFile(ae: ArrayEvents): FileOps {
@@ -138,10 +136,10 @@ function availableEvents(te: TraceEvents): string {
 export function addEventRootFiles(dir: Dir, te: TraceEvents, tr: TraceArray): void {
   const ae = te.array(tr);
   const v72 = atLeast(te.series, '7.2');
-  dir.add(new File('set_event', 0o640, holding(tr, setEventFile(ae))));
+  dir.add(new File('set_event', 0o640, holding(tr, setEventFile(ae), ae)));
   dir.add(new File('available_events', 0o440, holding(tr, seqRead(() => availableEvents(te)))));
-  dir.add(new File('set_event_pid', 0o640, holding(tr, pidFile(ae, 'pids'))));
-  dir.add(new File('set_event_notrace_pid', 0o640, holding(tr, pidFile(ae, 'noPids'))));
+  dir.add(new File('set_event_pid', 0o640, holding(tr, pidFile(ae, 'pids'), ae)));
+  dir.add(new File('set_event_notrace_pid', 0o640, holding(tr, pidFile(ae, 'noPids'), ae)));
   if (v72) {
     dir.add(new File('show_event_filters', 0o440, holding(tr, seqRead(() => showFilters(ae)))));
     dir.add(new File('show_event_triggers', 0o440, holding(tr, seqRead(() => showTriggersAll(ae)))));

@@ -8,7 +8,7 @@ import type { Series } from '../../../kernel/series.js';
 import type { SymbolTable } from '../../../kernel/symbols.js';
 import type { EventField } from '../../event_type.js';
 import { COMMON_FIELDS, fieldLayout, type FieldLayout } from '../field_layout.js';
-import { FILTER_OPS, type FilterInput, type FilterOp, type Predicate, testPredicate } from './predicate.js';
+import { FILTER_OPS, type FilterInput, type Predicate, testPredicate } from './predicate.js';
 import { parseGlobPattern } from './string_match.js';
 
 /** err_text[] of the kernel, by the index error_log and the filter file use. */
@@ -212,7 +212,7 @@ function parseInteger(s: string, signed: boolean): bigint | undefined {
   return v < 1n << 64n ? v : undefined;
 }
 
-/** cpulist_parse(): "0-3,5" into CPU numbers (undefined when malformed). */
+/** cpulist_parse(): "0-3,5" or "0-7:2/4" into CPU numbers; undefined when malformed or past the last possible CPU. */
 function parseCpuList(s: string, nrCpus: number): Set<number> | undefined {
   const out = new Set<number>();
   for (const part of s.split(',')) {
@@ -220,7 +220,7 @@ function parseCpuList(s: string, nrCpus: number): Set<number> | undefined {
     if (!m) return undefined;
     const a = Number(m[1]);
     const b = m[2] !== undefined ? Number(m[2]) : a;
-    if (b < a || b >= Math.max(nrCpus, 1) * 0 + 8192) return undefined;
+    if (b < a || b >= Math.max(nrCpus, 1)) return undefined;
     const used = m[3] !== undefined ? Number(m[3]) : 1;
     const group = m[4] !== undefined ? Number(m[4]) : 1;
     for (let c = a; c <= b; c++) if ((c - a) % group < used) out.add(c);

@@ -71,7 +71,8 @@ function stringOf(p: Extract<Predicate, { k: 'str' }>, inp: FilterInput): { str:
   const d = inp.data;
   switch (p.src) {
     case 'static':
-      return { str: d.subarray(p.offset, p.offset + p.size), len: p.size };
+      // char buf[] (size 0) runs to its NUL, as strcmp() reads it.
+      return { str: p.size ? d.subarray(p.offset, p.offset + p.size) : d.subarray(p.offset), len: p.size };
     case 'dyn':
     case 'reldyn': {
       if (p.offset + 4 > d.length) return undefined;

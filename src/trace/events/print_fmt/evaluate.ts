@@ -232,9 +232,13 @@ export function evaluate(e: Expr, c: EvalContext): Val {
       if (e.name in CONSTANTS) return mk(CONSTANTS[e.name], 32, true);
       const k = c.consts?.get(e.name);
       if (k !== undefined) return mk(k, k > 0xffffffffn ? 64 : 32, k <= 0x7fffffffn);
+      const kv = c.env.variable?.(e.name);
+      if (kv !== undefined) return mk(kv, 64, false);
       throw new EvalError(`unknown identifier ${e.name}`);
     }
     case 'member':
+      // REC->ent.pid: the embedded struct trace_entry, i.e. the common fields.
+      if (e.obj.k === 'rec' && e.obj.field === 'ent') return fieldValue(c, field(c, `common_${e.name}`));
       throw new EvalError('struct member access');
     case 'index': {
       const obj = evaluate(e.obj, c);

@@ -23,6 +23,8 @@ export interface PrintEnv {
   readKernelString?(addr: bigint): string | undefined;
   /** Kernel memory (for %pI4 and the like given a kernel pointer). */
   readKernel?(addr: bigint, len: number): Buffer | undefined;
+  /** A kernel variable a print fmt reads at print time (`jiffies`). */
+  variable?(name: string): bigint | undefined;
 }
 
 /** Options of the trace array that change how events print. */

@@ -75,15 +75,18 @@ function widen(s: string, spec: Spec): string {
   return s;
 }
 
-const HASH_KEY = (BigInt(Math.floor(Math.random() * 0x7fffffff)) << 32n) | BigInt(Math.floor(Math.random() * 0xffffffff));
-
-/** A stand-in for the kernel's siphash of pointers: stable within a process, 32 bits. */
-export function defaultPointerHash(addr: bigint): bigint {
-  let x = BigInt.asUintN(64, addr ^ HASH_KEY);
-  x = BigInt.asUintN(64, (x ^ (x >> 33n)) * 0xff51afd7ed558ccdn);
-  x = BigInt.asUintN(64, (x ^ (x >> 33n)) * 0xc4ceb9fe1a85ec53n);
-  return (x ^ (x >> 33n)) & 0xffffffffn;
+/** A keyed 64-bit mix standing in for the kernel's siphash of pointers: 32 bits out, as %p shows. */
+export function pointerHasher(key: bigint): (addr: bigint) => bigint {
+  return (addr) => {
+    let x = BigInt.asUintN(64, addr ^ key);
+    x = BigInt.asUintN(64, (x ^ (x >> 33n)) * 0xff51afd7ed558ccdn);
+    x = BigInt.asUintN(64, (x ^ (x >> 33n)) * 0xc4ceb9fe1a85ec53n);
+    return (x ^ (x >> 33n)) & 0xffffffffn;
+  };
 }
+
+/** Without an environment's hasher: a key fixed for the process. */
+export const defaultPointerHash = pointerHasher(0x5bd1e9955bd1e995n);
 
 function pointerString(v: bigint, spec: Spec): string {
   const s = { ...spec, base: 16, flags: spec.flags | SMALL };

@@ -88,8 +88,8 @@ const snapshot: TriggerCommand = {
     );
   },
   countFunc: (data) => countDown(data),
-  trigger(_data, file) {
-    takeSnapshot(file.tr);
+  trigger(_data, file, ctx) {
+    takeSnapshot(file.tr, ctx);
   },
   print: (data) => printTrigger('snapshot', data),
 };

@@ -1,0 +1,398 @@
+/**
+ * One run of the kernel's ftrace selftests against the emulator: a fresh
+ * daemon mount, the unmodified `ftracetest` run as root through `exec` (the
+ * emulator at the standard paths), a watchdog per test, then results.tsv,
+ * ftracetest's logs and a comparison with the committed expectations.
+ */
+import { spawn } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runExec } from '../src/fuse/exec.js';
+import { controlRequest } from '../src/fuse/control.js';
+import { readState, statePaths } from '../src/fuse/state.js';
+import {
+  compareWithExpectations,
+  type Comparison,
+  expectationsVersion,
+  type ExpectationsFile,
+  formatExpectations,
+  initialExpectations,
+  parseExpectations,
+  raisable,
+  raiseExpectations,
+  regressions,
+  unexplained,
+} from './expectations.js';
+import { fetchSelftests } from './fetch.js';
+import {
+  type CaseLine,
+  caseFilesFromLogs,
+  expectedCases,
+  formatResultsTsv,
+  FtracetestOutputParser,
+  parseResultsTsv,
+  isInstanceTestText,
+  resultRows,
+  type ResultRow,
+} from './results.js';
+import { comparisonTable, directoryCounts, verdictCounts } from './summary.js';
+
+/** The repository (dist/selftests/run.js → ../..). */
+export const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+
+export function expectationsPath(series: string): string {
+  return join(REPO, 'selftests', `expectations-${series}.tsv`);
+}
+
+export interface RunOptions {
+  /** Selftests series (default 7.2). */
+  series: string;
+  /** Kernel series the emulator behaves as (default: the selftests'). */
+  kernel?: string;
+  /** Use this selftests directory instead of the fetched one. */
+  selftests?: string;
+  /** Pin the linux-source version of the fetched selftests (default: the expectations'). */
+  selftestsVersion?: string;
+  /** Choose the newest linux-source again. */
+  refresh?: boolean;
+  /** Tests or directories (relative to test.d, the selftests dir, or the cwd); none = all. */
+  tests: string[];
+  /** Where results.tsv and the logs go (default selftests/results/<series>). */
+  results?: string;
+  /** Run against this existing mount instead of a fresh daemon. */
+  mount?: string;
+  /** Seconds one test may take before its processes are killed (it then FAILs). */
+  testTimeout: number;
+  /** Print every test: ours next to the kernel's verdict. */
+  compareKernel?: boolean;
+  /** Raise the committed expectations to what this run reached (upward only). */
+  raise?: boolean;
+  /** Write the first expectations of the series from this run and the kernel's results.tsv (refuses to overwrite). */
+  initExpectations?: string;
+  log?: (msg: string) => void;
+  /** ftracetest's console output, as it comes (default: our stdout). */
+  echo?: (chunk: string) => void;
+}
+
+export interface RunResult {
+  series: string;
+  rows: ResultRow[];
+  comparisons?: Comparison[];
+  regressions: Comparison[];
+  timedOut: string[];
+  /** The run broke off (ftracetest killed): tests after that have no result. */
+  broken: boolean;
+  /** Expectations that differ from the kernel's verdict without a reason. */
+  unexplained: string[];
+  seconds: number;
+  resultsDir: string;
+}
+
+/** Every *.tc under a directory, in ftracetest's order (`find | sort`, byte order as under LC_ALL=C). */
+export function listTestFiles(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (e.name.endsWith('.tc')) out.push(p);
+    }
+  };
+  walk(dir);
+  return out.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+}
+
+/** A test or directory named by the user, as an absolute path in the selftests. */
+export function resolveTestArg(selftests: string, arg: string): string {
+  const candidates = isAbsolute(arg) ? [arg] : [join(selftests, 'test.d', arg), join(selftests, arg), resolve(arg)];
+  const found = candidates.find((c) => existsSync(c));
+  if (!found) throw new Error(`selftests: no test or directory ${arg} (looked in ${candidates.join(', ')})`);
+  return found;
+}
+
+/** The test files ftracetest will run for its arguments (in its order). */
+export function testFilesFor(selftests: string, args: string[]): string[] {
+  if (args.length === 0) return listTestFiles(join(selftests, 'test.d'));
+  return args.flatMap((a) => (statSync(a).isDirectory() ? listTestFiles(a) : [a]));
+}
+
+/** Every process below `pid` (from /proc), children before grandchildren. */
+export function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'latin1');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      const list = children.get(ppid) ?? [];
+      list.push(Number(name));
+      children.set(ppid, list);
+    } catch {
+      /* gone */
+    }
+  }
+  const out: number[] = [];
+  const queue = [...(children.get(pid) ?? [])];
+  while (queue.length) {
+    const p = queue.shift()!;
+    out.push(p);
+    queue.push(...(children.get(p) ?? []));
+  }
+  return out;
+}
+
+function runCli(args: string[], log: (m: string) => void): Promise<string> {
+  return new Promise((ok, ko) => {
+    const p = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    p.on('error', ko);
+    p.on('close', (code) => {
+      if (code === 0) ok(out);
+      else {
+        log(err.trim());
+        ko(new Error(`tracefs-emu ${args.join(' ')}: exit ${code}: ${err.trim().split('\n').pop() ?? ''}`));
+      }
+    });
+  });
+}
+
+/** A fresh emulator daemon for the run, and how to stop it (its log then moves to `keepLog`). */
+export async function startEmulator(kernel: string, log: (m: string) => void, keepLog?: string): Promise<{ dir: string; stop(): Promise<void> }> {
+  const dir = mkdtempSync(join(tmpdir(), 'emu-selftests-'));
+  await runCli(['mount', dir, '--daemon', '--kernel', kernel], log);
+  return {
+    dir,
+    async stop() {
+      try {
+        await runCli(['unmount', dir], log);
+      } finally {
+        const daemonLog = statePaths(dir).log;
+        if (keepLog && existsSync(daemonLog)) {
+          copyFileSync(daemonLog, keepLog);
+          rmSync(daemonLog, { force: true });
+        }
+        try {
+          rmdirSync(dir); // only once unmounted
+        } catch {
+          log(`${dir} is still busy: left in place`);
+        }
+      }
+    },
+  };
+}
+
+/**
+ * The selftests to run: the pinned version, else the one the expectations
+ * were made for (so that a run compares like with like), else the newest.
+ */
+async function fetchForExpectations(o: RunOptions, log: (m: string) => void): Promise<string> {
+  const wanted = o.selftestsVersion ?? expectationsVersion(loadExpectations(o.series));
+  if (wanted && !o.selftestsVersion && !o.refresh) {
+    try {
+      return (await fetchSelftests({ series: o.series, version: wanted, log })).dir;
+    } catch (e) {
+      log(`the expectations were made with linux-source-${o.series} ${wanted}, which apt no longer has (${(e as Error).message}): using the newest`);
+    }
+  }
+  const f = await fetchSelftests({ series: o.series, version: o.selftestsVersion, refresh: o.refresh, log });
+  if (wanted && f.version !== wanted) log(`running linux-source-${o.series} ${f.version}; the expectations were made with ${wanted}`);
+  return f.dir;
+}
+
+function loadExpectations(series: string): ExpectationsFile | undefined {
+  const p = expectationsPath(series);
+  return existsSync(p) ? parseExpectations(readFileSync(p, 'utf8')) : undefined;
+}
+
+export async function runSelftests(o: RunOptions): Promise<RunResult> {
+  const log = o.log ?? ((m: string) => process.stderr.write(`selftests: ${m}\n`));
+  const echo = o.echo ?? ((c: string) => process.stdout.write(c));
+  const kernel = o.kernel ?? o.series;
+  const t0 = Date.now();
+
+  const selftests = o.selftests ? resolve(o.selftests) : await fetchForExpectations(o, log);
+  if (!existsSync(join(selftests, 'ftracetest'))) throw new Error(`selftests: no ftracetest in ${selftests}`);
+  const testDir = join(selftests, 'test.d');
+  const args = o.tests.map((t) => resolveTestArg(selftests, t));
+  const files = testFilesFor(selftests, args);
+  const planned = expectedCases(files, (f) => isInstanceTestText(readFileSync(f, 'latin1')));
+
+  const resultsDir = resolve(o.results ?? join(REPO, 'selftests', 'results', kernel === o.series ? o.series : `${o.series}-on-${kernel}`));
+  rmSync(resultsDir, { recursive: true, force: true });
+  const logDir = join(resultsDir, 'logs');
+  mkdirSync(logDir, { recursive: true });
+  log(`${planned.length} cases from ${selftests} against a ${kernel} emulator; results in ${resultsDir}`);
+
+  const emu = o.mount ? { dir: resolve(o.mount), stop: async () => {} } : await startEmulator(kernel, log, join(resultsDir, 'daemon.log'));
+  const transcript: string[] = [];
+  const stderr: string[] = [];
+  const timings: { c: CaseLine; ms: number }[] = [];
+  const timedOut: string[] = [];
+  let broken = false;
+  let cases: CaseLine[];
+  try {
+    let child = 0;
+    let startedAt = Date.now();
+    let killedAt = 0;
+    let lastOutput = Date.now();
+    const nameOf = (c: CaseLine) => caseName(testDir, planned[c.caseNo - 1], c);
+    const parser = new FtracetestOutputParser({
+      onStart: () => {
+        startedAt = Date.now();
+        killedAt = 0;
+      },
+      onResult: (c) => timings.push({ c, ms: Date.now() - startedAt }),
+    });
+    // The watchdog: a test running too long has its processes killed (ftracetest then
+    // counts it FAIL and goes on); if even that does not end it, or the daemon no longer
+    // answers (every later test would hang as well), the run is stopped.
+    const stopRun = (why: string) => {
+      if (broken) return;
+      log(`${why}: stopping ftracetest`);
+      broken = true;
+      for (const p of [child, ...descendantsOf(child)]) signal(p, 'SIGKILL');
+    };
+    const watchdog = setInterval(() => {
+      const running = parser.running;
+      const now = Date.now();
+      if (child && !running && !broken && now - lastOutput > (o.testTimeout + 60) * 1000) {
+        stopRun(`no output from ftracetest for ${o.testTimeout + 60} s outside any test`);
+      }
+      if (!child || !running || broken) return;
+      if (!killedAt && now - startedAt > o.testTimeout * 1000) {
+        const name = nameOf(running);
+        log(`case ${running.caseNo} (${name}) ran over ${o.testTimeout} s: killing it`);
+        timedOut.push(name);
+        killedAt = now;
+        for (const p of descendantsOf(child)) signal(p, 'SIGKILL');
+        void daemonAnswers(emu.dir).then((ok) => ok || stopRun('the emulator daemon does not answer'));
+      } else if (killedAt && now - killedAt > 30_000) {
+        stopRun(`case ${running.caseNo} did not end after being killed`);
+      }
+    }, 1000);
+    try {
+      const status = await runExec(
+        { mount: emu.dir, command: [join(selftests, 'ftracetest'), '-k', '--logdir', logDir, ...args] },
+        {
+          cwd: selftests,
+          stdio: 'pipe',
+          env: { ...process.env, LC_ALL: 'C' },
+          onSpawn: (pid) => (child = pid),
+          onStdout: (d) => {
+            const s = d.toString('latin1');
+            lastOutput = Date.now();
+            transcript.push(s);
+            echo(s);
+            parser.push(s);
+          },
+          onStderr: (d) => stderr.push(d.toString('latin1')),
+        },
+      );
+      if (status !== 0 && status !== 1) log(`ftracetest exited with status ${status}`);
+    } finally {
+      clearInterval(watchdog);
+    }
+    cases = parser.end();
+  } finally {
+    await emu.stop().catch((e: Error) => log(`stopping the emulator: ${e.message}`));
+  }
+
+  // Name each case by the log ftracetest kept for it, else by its place in the plan.
+  const kept = caseFilesFromLogs(logDir);
+  const rows = resultRows(cases, (c) => kept.get(c.caseNo) ?? planned[c.caseNo - 1], testDir);
+  writeFileSync(join(resultsDir, 'results.tsv'), formatResultsTsv(rows));
+  writeFileSync(join(resultsDir, 'console.log'), transcript.join(''));
+  writeFileSync(join(resultsDir, 'stderr.log'), stderr.join(''));
+  writeFileSync(
+    join(resultsDir, 'timings.tsv'),
+    ['test\tseconds', ...timings.map(({ c, ms }) => `${caseName(testDir, kept.get(c.caseNo) ?? planned[c.caseNo - 1], c)}\t${(ms / 1000).toFixed(2)}`)].join('\n') + '\n',
+  );
+  const seconds = (Date.now() - t0) / 1000;
+
+  const result: RunResult = { series: o.series, rows, regressions: [], timedOut, broken, unexplained: [], seconds, resultsDir };
+  if (o.initExpectations) {
+    const path = expectationsPath(o.series);
+    if (existsSync(path)) throw new Error(`selftests: ${path} exists; expectations only move up (--raise)`);
+    const version = readFileSync(join(selftests, '..', 'version'), 'utf8').trim();
+    const header = [
+      `# Expected verdicts of the ${o.series} ftrace selftests (${version}) on the emulator (--kernel ${o.series}).`,
+      '# expected: the least a run must reach (PASS = XFAIL > UNSUPPORTED = UNRESOLVED > FAIL); only ever raised.',
+      "# kernel: the real kernel's verdict (Debian's kernel under QEMU); reason: why expected differs from it.",
+    ];
+    const file = initialExpectations(parseResultsTsv(readFileSync(o.initExpectations, 'utf8')), rows, header);
+    writeFileSync(path, formatExpectations(file));
+    log(`wrote ${path} (${file.entries.length} tests)`);
+  }
+  const exp = kernel === o.series ? loadExpectations(o.series) : undefined;
+  if (!exp) {
+    log(kernel === o.series ? `no ${expectationsPath(o.series)}: nothing to compare with` : `kernel ${kernel} ≠ selftests ${o.series}: no expectations apply`);
+    const counts = verdictCounts(compareWithExpectations(rows, { header: [], entries: [] }, { complete: false }));
+    process.stdout.write(`\n${counts}\n${timedOut.length ? `timed out (killed after ${o.testTimeout} s): ${timedOut.join(', ')}\n` : ''}`);
+    return result;
+  }
+  // A full run must give every expected test a verdict (a run that broke off fails).
+  const cmp = compareWithExpectations(rows, exp, { complete: o.tests.length === 0 });
+  result.comparisons = cmp;
+  result.regressions = regressions(cmp);
+
+  const out: string[] = [];
+  out.push('', `== ${o.series} selftests on the emulator: ${rows.length} results in ${seconds.toFixed(0)} s ==`, verdictCounts(cmp), '', directoryCounts(cmp));
+  if (o.compareKernel) out.push('', comparisonTable(cmp));
+  if (result.regressions.length) out.push('', `WORSE THAN EXPECTED (${result.regressions.length}):`, comparisonTable(result.regressions));
+  const { file: raisedFile, raised } = raiseExpectations(exp, cmp);
+  if (raised.length) {
+    const suggested = join(resultsDir, `expectations-${o.series}.tsv`);
+    writeFileSync(suggested, formatExpectations(raisedFile));
+    if (o.raise) {
+      writeFileSync(expectationsPath(o.series), formatExpectations(raisedFile));
+      out.push('', `raised ${raised.length} expectations in ${expectationsPath(o.series)}:`, comparisonTable(raised));
+    } else {
+      out.push(
+        '',
+        `${raised.length} tests reach more than expected: raise the expectations with`,
+        `  npm run selftests -- --series ${o.series} --raise    (or copy ${suggested})`,
+        comparisonTable(raised),
+      );
+    }
+  }
+  const notRaised = cmp.filter((c) => (c.outcome === 'better' || c.outcome === 'sideways') && !raisable(c)).length;
+  if (notRaised) out.push('', `${notRaised} tests moved without reaching the kernel's verdict or passing (not raised; --compare-kernel lists them)`);
+  const bad = unexplained(exp);
+  result.unexplained = bad.map((e) => e.test);
+  if (bad.length) out.push('', `expectations differing from the kernel without a reason: ${bad.map((e) => e.test).join(', ')}`);
+  if (timedOut.length) out.push('', `timed out (killed after ${o.testTimeout} s): ${timedOut.join(', ')}`);
+  const summary = out.join('\n') + '\n';
+  writeFileSync(join(resultsDir, 'summary.txt'), summary);
+  process.stdout.write(summary);
+  return result;
+}
+
+/** Whether the daemon of a mount still answers its control socket (a hung emulator does not). */
+async function daemonAnswers(dir: string): Promise<boolean> {
+  const st = readState(dir);
+  if (!st) return true; // not ours to judge (e.g. --mount of a foreground mount)
+  try {
+    await controlRequest(st.socket, 'status', {}, 10_000);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function caseName(testDir: string, f: { file: string; instance: boolean } | undefined, c: CaseLine): string {
+  return f ? `${relative(testDir, f.file)}${f.instance ? ' (instance)' : ''}` : `case ${c.caseNo}`;
+}
+
+function signal(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(pid, sig);
+  } catch {
+    /* already gone */
+  }
+}

@@ -1,0 +1,109 @@
+/**
+ * The mount helper of the `exec` namespace (/sbin/mount.tracefs,
+ * /sbin/mount.fuse.tracefs): util-linux mount runs it as
+ * `mount.TYPE [-sfnv] SOURCE TARGET [-o OPTIONS] [-t TYPE]`.
+ *
+ * - a remount carries the tracefs options (gid=, uid=, mode=) to the
+ *   daemon's `remount` command, as the kernel's tracefs_reconfigure() would
+ *   apply them; the options that only the VFS or FUSE understand (rw,
+ *   relatime, user_id=, allow_other, …: what `mount` shows of a FUSE mount,
+ *   and what 00basic/mount_options.tc hands back) are left out;
+ * - a new mount of tracefs or debugfs elsewhere binds the namespace's one.
+ */
+import { spawnSync } from 'node:child_process';
+import { controlRequest } from './control.js';
+
+export interface HelperCall {
+  type: string;
+  source: string;
+  target: string;
+  options: string[];
+  verbose: boolean;
+  fake: boolean;
+}
+
+export type HelperAction =
+  | { kind: 'remount'; fs: 'tracefs' | 'debugfs'; target: string; options: string[] }
+  | { kind: 'bind'; fs: 'tracefs' | 'debugfs'; from: string; to: string; options: string[] }
+  | { kind: 'error'; message: string };
+
+/** Where the namespace has each filesystem (what a new mount of it binds). */
+export const NAMESPACE_MOUNTS = { tracefs: '/sys/kernel/tracing', debugfs: '/sys/kernel/debug' } as const;
+
+export function parseHelperArgs(type: string, argv: string[]): HelperCall {
+  const pos: string[] = [];
+  const options: string[] = [];
+  let verbose = false;
+  let fake = false;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '-o') options.push(...(argv[++i] ?? '').split(',').filter(Boolean));
+    else if (a === '-t') type = argv[++i] ?? type;
+    else if (a === '-N') i++;
+    else if (/^-[sfnv]+$/.test(a)) {
+      verbose ||= a.includes('v');
+      fake ||= a.includes('f');
+    } else pos.push(a);
+  }
+  return { type, source: pos[0] ?? '', target: pos[1] ?? '', options, verbose, fake };
+}
+
+/** Mount flags the VFS takes itself, and FUSE's own options: not tracefs's business. */
+const GENERIC = new Set([
+  'remount', 'rw', 'ro', 'suid', 'nosuid', 'dev', 'nodev', 'exec', 'noexec', 'sync', 'async', 'dirsync',
+  'atime', 'noatime', 'diratime', 'nodiratime', 'relatime', 'norelatime', 'strictatime', 'nostrictatime',
+  'lazytime', 'nolazytime', 'mand', 'nomand', 'silent', 'loud', 'defaults', 'auto', 'noauto', 'user', 'nouser',
+  'users', 'owner', 'group', 'nofail', 'bind', 'rbind',
+  'default_permissions', 'allow_other', 'allow_root', 'auto_unmount', 'blkdev',
+]);
+const GENERIC_KEYS = new Set(['user_id', 'group_id', 'max_read', 'blksize', 'fd', 'rootmode', 'fsname', 'subtype', 'context', 'fscontext', 'defcontext', 'rootcontext']);
+
+export function filesystemOptions(options: string[]): string[] {
+  return options.filter((o) => {
+    const key = o.split('=', 1)[0];
+    return !GENERIC.has(o) && !GENERIC_KEYS.has(key) && !o.startsWith('x-');
+  });
+}
+
+export function planHelper(call: HelperCall): HelperAction {
+  const fs = call.type.replace(/^fuse\./, '');
+  if (fs !== 'tracefs' && fs !== 'debugfs') return { kind: 'error', message: `unknown filesystem type '${call.type}'` };
+  if (!call.target) return { kind: 'error', message: 'no mount point given' };
+  const options = filesystemOptions(call.options);
+  if (call.options.includes('remount')) return { kind: 'remount', fs, target: call.target, options };
+  return { kind: 'bind', fs, from: NAMESPACE_MOUNTS[fs], to: call.target, options };
+}
+
+/** Runs the helper; returns mount's exit status (0, or 32 for a failed mount). */
+export async function runMountHelper(type: string, argv: string[], socket = process.env.TRACEFS_EMU_CONTROL): Promise<number> {
+  const call = parseHelperArgs(type, argv);
+  const action = planHelper(call);
+  const name = `mount.${type}`;
+  if (action.kind === 'error') {
+    process.stderr.write(`${name}: ${action.message}\n`);
+    return 32;
+  }
+  if (call.fake) return 0;
+  if (action.kind === 'bind') {
+    const r = spawnSync('mount', ['--bind', action.from, action.to], { stdio: 'inherit' });
+    if (r.status !== 0) return 32;
+    if (action.options.length === 0) return 0;
+  }
+  if (action.fs === 'debugfs') {
+    if (action.options.length === 0) return 0;
+    process.stderr.write(`${name}: ${call.target}: debugfs options are not emulated\n`);
+    return 32;
+  }
+  if (!socket) {
+    process.stderr.write(`${name}: ${call.target}: no emulator daemon to remount (TRACEFS_EMU_CONTROL unset)\n`);
+    return 32;
+  }
+  try {
+    await controlRequest(socket, 'remount', { options: action.options.join(',') });
+    if (call.verbose) process.stderr.write(`${name}: ${call.target}: remounted with ${action.options.join(',') || '(no tracefs options)'}\n`);
+    return 0;
+  } catch (e) {
+    process.stderr.write(`${name}: ${call.target}: ${(e as Error).message}\n`);
+    return 32;
+  }
+}

@@ -1,0 +1,400 @@
+/**
+ * `tracefs-emu exec`: a command run in a private mount namespace where the
+ * emulator is the only tracefs, at the standard paths:
+ *
+ *   /sys/kernel/tracing, /sys/kernel/debug/tracing   the emulator's tracefs
+ *   /sys/kernel/debug                                its debugfs
+ *   /proc/kallsyms, tracing sysctls, CPU online     its views (files the daemon gives),
+ *                                                    or shadow files: never the host kernel's
+ *   /sbin/mount.tracefs, modprobe, …                 helpers answering as the emulated kernel
+ *   PATH                                             the same tools, and GNU awk as awk
+ *
+ * Every other tracefs/debugfs mount is unmounted inside, so the first
+ * tracefs in /proc/mounts is /sys/kernel/tracing (ftracetest looks there).
+ * Nothing outside the namespace changes: all of it is bind mounts (and one
+ * read-only overlay on /sbin) of files in a runtime directory.
+ */
+import { spawn } from 'node:child_process';
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import { binShims, sbinShims, type ShimContext, shq } from './ns_shims.js';
+
+export interface NamespaceSpec {
+  /** The emulator's tracefs mount (a directory of this namespace). */
+  tracefs: string;
+  /** Its debugfs mount; without one, a static stand-in (empty kprobes files). */
+  debugfs?: string;
+  /** Files the emulator shows at system paths (e.g. '/proc/kallsyms' → the daemon's symbol view). */
+  views?: Record<string, string>;
+  /** The daemon's control socket (helpers inside send it remount requests). */
+  controlSocket?: string;
+  /** Kernel release of the emulated kernel (modprobe's messages). */
+  release?: string;
+}
+
+/** The emulated kernel's tracing sysctls, shadowed with these defaults unless the daemon serves them. */
+export const SYSCTL_DEFAULTS: Record<string, string> = {
+  '/proc/sys/kernel/ftrace_enabled': '1\n',
+  '/proc/sys/kernel/stack_tracer_enabled': '0\n',
+  '/proc/sys/kernel/traceoff_on_warning': '0\n',
+  '/proc/sys/kernel/ftrace_dump_on_oops': '0\n',
+  '/proc/sys/kernel/tracepoint_printk': '0\n',
+  '/proc/sys/debug/kprobes-optimization': '1\n',
+};
+
+/**
+ * Host files that tests write, shadowed with the host's content: ftracetest
+ * sets sched_rt_runtime_us; func_hotplug.tc takes a CPU offline and back.
+ */
+export function hostShadows(facts: HostFacts): string[] {
+  const cpus = facts
+    .list('/sys/devices/system/cpu')
+    .filter((n) => /^cpu\d+$/.test(n))
+    .map((n) => `/sys/devices/system/cpu/${n}/online`)
+    .filter((p) => facts.exists(p));
+  return ['/proc/sys/kernel/sched_rt_runtime_us', ...cpus];
+}
+
+export const TRACEFS_TARGETS = ['/sys/kernel/tracing', '/sys/kernel/debug/tracing'];
+export const DEBUGFS_TARGET = '/sys/kernel/debug';
+
+export interface MountEntry {
+  mountPoint: string;
+  fstype: string;
+  source: string;
+}
+
+/** octal escapes of /proc/self/mountinfo (\040 for a space, …). */
+function unescapeMount(s: string): string {
+  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+}
+
+export function parseMountinfo(text: string): MountEntry[] {
+  const out: MountEntry[] = [];
+  for (const line of text.split('\n')) {
+    const f = line.split(' ');
+    const sep = f.indexOf('-');
+    if (f.length < 7 || sep < 6) continue;
+    out.push({ mountPoint: unescapeMount(f[4]), fstype: f[sep + 1], source: unescapeMount(f[sep + 2] ?? '') });
+  }
+  return out;
+}
+
+/** A mount a tool could take for tracefs or debugfs: the kernel's, or an emulator's (fuse.tracefs). */
+export function isTraceMount(m: MountEntry): boolean {
+  const t = m.fstype.replace(/^fuse(blk)?\./, '');
+  return t === 'tracefs' || t === 'debugfs' || (m.fstype.startsWith('fuse') && (m.source === 'tracefs' || m.source === 'debugfs'));
+}
+
+/** What the plan needs to know of the host (gathered by `hostFacts`, faked in tests). */
+export interface HostFacts {
+  mounts: MountEntry[];
+  exists(path: string): boolean;
+  /** Names in a directory ([] if none). */
+  list(dir: string): string[];
+  which(cmd: string): string | undefined;
+  /** realpath of /bin/sh */
+  binSh: string;
+  /** realpath of /sbin (where mount looks for helpers) */
+  sbin: string;
+  passwd: string;
+  group: string;
+  /** A host file's content (undefined if unreadable). */
+  read(path: string): string | undefined;
+  loopbackUp: boolean;
+}
+
+export interface NamespacePlan {
+  /** Shell script run by /bin/sh inside the new namespace; ends with `exec "$@"`. */
+  script: string;
+  /** Files to create in the runtime directory (relative path → content; mode 0755 when executable). */
+  files: { path: string; content?: string; symlink?: string; mode?: number }[];
+  /** What the environment lacks (the command still runs). */
+  warnings: string[];
+}
+
+/** Tools the selftests run, and why (for the warning when one is missing). */
+const NEEDED_TOOLS: [string, string][] = [
+  ['gawk', 'trace_marker_raw.tc needs GNU awk (strtonum) as awk'],
+  ['ping', 'trigger tests ping 127.0.0.1'],
+  ['nice', 'trigger-onchange-action-hist.tc, trigger-snapshot-action-hist.tc'],
+  ['chrt', 'tracer/wakeup*.tc'],
+  ['lscpu', 'trace_marker_raw.tc reads the byte order from it'],
+  ['readelf', 'add_remove_uprobe.tc finds /bin/sh entry point with it'],
+];
+
+/** The deepest existing ancestor of a path that does not exist. */
+function existingAncestor(path: string, facts: HostFacts): string {
+  let d = dirname(path);
+  while (d !== '/' && !facts.exists(d)) d = dirname(d);
+  return d;
+}
+
+/**
+ * The set-up script and files of a namespace. `keep`: paths the command needs
+ * (its cwd, the CLI), whose mounts are never taken away.
+ */
+export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: string, shim: Omit<ShimContext, 'gawk'>, keep: string[] = []): NamespacePlan {
+  const warnings: string[] = [];
+  const files: NamespacePlan['files'] = [];
+  const sh: string[] = [
+    'set -e',
+    `R=${shq(runtime)}`,
+    // Covers a directory with a tmpfs holding binds of all it had, so that files can be added.
+    'n=0',
+    'shadow_dir() {',
+    '  n=$((n + 1)); o="$R/orig/$n"; mkdir -p "$o"',
+    '  mount --bind "$1" "$o"',
+    '  mount -t tmpfs -o mode=0755 emu-shadow "$1"',
+    '  for e in "$o"/* "$o"/.[!.]*; do',
+    '    [ -e "$e" ] || [ -L "$e" ] || continue',
+    '    t="$1/${e##*/}"',
+    '    if [ -d "$e" ] && [ ! -L "$e" ]; then mkdir "$t"; else : > "$t"; fi',
+    '    mount --bind "$e" "$t" 2>/dev/null || true',
+    '  done',
+    '  umount -l "$o"',
+    '}',
+  ];
+  // Phases: other trace mounts away; every missing target created (shadowing a
+  // directory binds what it had, so no bind may come before it); then the binds.
+  const prepare: string[] = [];
+  const binds: string[] = [];
+  const shadowed = new Set<string>();
+  /** Makes `path` exist inside the namespace (a dir or a file) by shadowing its nearest existing ancestor. */
+  const ensure = (path: string, kind: 'dir' | 'file') => {
+    if (facts.exists(path)) return;
+    const anc = existingAncestor(path, facts);
+    if (!shadowed.has(anc)) {
+      shadowed.add(anc);
+      prepare.push(`shadow_dir ${shq(anc)}`);
+    }
+    if (dirname(path) !== anc) prepare.push(`mkdir -p ${shq(dirname(path))}`);
+    prepare.push(kind === 'dir' ? `mkdir -p ${shq(path)}` : `[ -e ${shq(path)} ] || : > ${shq(path)}`);
+  };
+
+  const own = new Set([spec.tracefs, spec.debugfs].filter((p): p is string => !!p));
+  // Other tracefs/debugfs mounts go first, deepest first (a bind on top of them would be hidden by their
+  // removal); and any mount whose /proc/mounts line names tracefs, which would come before ours for
+  // `grep tracefs /proc/mounts | head -1`, unless the command needs what it holds.
+  const names = (m: MountEntry) => /tracefs/.test(`${m.source} ${m.mountPoint} ${m.fstype}`);
+  const needed = (m: MountEntry) => keep.some((k) => k === m.mountPoint || k.startsWith(m.mountPoint === '/' ? '/' : `${m.mountPoint}/`));
+  for (const m of facts.mounts) {
+    if (!isTraceMount(m) && names(m) && !own.has(m.mountPoint) && needed(m)) {
+      warnings.push(`${m.mountPoint} (${m.source}, ${m.fstype}) names tracefs in /proc/mounts and stays: tools looking for tracefs there may pick it`);
+    }
+  }
+  const others = facts.mounts
+    .filter((m) => !own.has(m.mountPoint) && (isTraceMount(m) || (names(m) && !needed(m))))
+    .map((m) => m.mountPoint)
+    .filter((p, i, a) => a.indexOf(p) === i)
+    .sort((a, b) => b.split('/').length - a.split('/').length || (a < b ? 1 : -1));
+  for (const p of others) sh.push(`umount -l ${shq(p)} 2>/dev/null || true`);
+
+  // tracefs at /sys/kernel/tracing first: it must be the first tracefs line of /proc/mounts.
+  const [tracingTarget, debugTracingTarget] = TRACEFS_TARGETS;
+  ensure(tracingTarget, 'dir');
+  ensure(DEBUGFS_TARGET, 'dir');
+  if (spec.tracefs !== tracingTarget) binds.push(`mount --bind ${shq(spec.tracefs)} ${shq(tracingTarget)}`);
+  if (spec.debugfs) {
+    if (spec.debugfs !== DEBUGFS_TARGET) binds.push(`mount --bind ${shq(spec.debugfs)} ${shq(DEBUGFS_TARGET)}`);
+  } else {
+    warnings.push('the daemon serves no debugfs: /sys/kernel/debug is a static stand-in (empty kprobes files)');
+    binds.push(
+      `mount -t tmpfs -o mode=0700 debugfs ${shq(DEBUGFS_TARGET)}`,
+      `mkdir -m 0555 ${shq(`${DEBUGFS_TARGET}/tracing`)}`,
+      `mkdir -m 0755 ${shq(`${DEBUGFS_TARGET}/kprobes`)}`,
+      `: > ${shq(`${DEBUGFS_TARGET}/kprobes/list`)}; chmod 0400 ${shq(`${DEBUGFS_TARGET}/kprobes/list`)}`,
+      `: > ${shq(`${DEBUGFS_TARGET}/kprobes/blacklist`)}; chmod 0400 ${shq(`${DEBUGFS_TARGET}/kprobes/blacklist`)}`,
+      `echo 1 > ${shq(`${DEBUGFS_TARGET}/kprobes/enabled`)}; chmod 0600 ${shq(`${DEBUGFS_TARGET}/kprobes/enabled`)}`,
+    );
+  }
+  binds.push(`mount --bind ${shq(spec.tracefs)} ${shq(debugTracingTarget)}`);
+  // The mounts at their daemon's places are not to be seen inside.
+  const mounted = new Set(facts.mounts.map((m) => m.mountPoint));
+  for (const p of own) if (mounted.has(p) && ![...TRACEFS_TARGETS, DEBUGFS_TARGET].includes(p)) binds.push(`umount -l ${shq(p)}`);
+
+  // The emulator's views (/proc/kallsyms, …), and shadows of what tests write that belongs to the kernel.
+  const views = new Map<string, string>(Object.entries(spec.views ?? {}));
+  const shadow = (path: string, content: string) => {
+    const rel = `shadow${path}`;
+    files.push({ path: rel, content });
+    views.set(path, join(runtime, rel));
+  };
+  for (const [p, content] of Object.entries(SYSCTL_DEFAULTS)) if (!views.has(p)) shadow(p, content);
+  for (const p of hostShadows(facts)) {
+    const v = facts.read(p);
+    if (!views.has(p) && v !== undefined) shadow(p, v);
+  }
+  if (!views.has('/proc/kallsyms')) warnings.push("the daemon gives no symbol view: /proc/kallsyms is the host kernel's");
+  for (const [target, source] of [...views].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    ensure(target, 'file');
+    binds.push(`mount --bind ${shq(source)} ${shq(target)}`);
+  }
+  sh.push(...prepare, ...binds);
+  // Never let a write meant for the emulator reach the host kernel: each view must now be a bind from elsewhere.
+  sh.push('fs_dev() { stat -c %d "$1"; }', 'PROC_DEV=$(fs_dev /proc) SYS_DEV=$(fs_dev /sys)');
+  for (const target of [...views.keys()].sort()) {
+    const dev = target.startsWith('/sys/') ? '$SYS_DEV' : '$PROC_DEV';
+    sh.push(`[ "$(fs_dev ${shq(target)})" != "${dev}" ] || { echo "tracefs-emu exec: ${target} is still the host's" >&2; exit 125; }`);
+  }
+
+  // Users: the ownership tests pick a non-root user and group from the end of these files.
+  const nonRoot = (text: string) => text.split('\n').some((l) => /^[^:#]+:[^:]*:\d+:/.test(l) && l.split(':')[2] !== '0');
+  for (const [name, text, line] of [
+    ['passwd', facts.passwd, 'tracefs-test:x:61100:61100:tracefs-emu test user:/nonexistent:/usr/sbin/nologin'],
+    ['group', facts.group, 'tracefs-test:x:61100:'],
+  ] as const) {
+    if (nonRoot(text)) continue;
+    files.push({ path: `etc/${name}`, content: `${text.replace(/\n?$/, '\n')}${line}\n` });
+    sh.push(`mount --bind "$R/etc/${name}" /etc/${name}`);
+  }
+
+  // Tools.
+  if (basename(facts.binSh) !== 'dash') warnings.push(`/bin/sh is ${facts.binSh}, not dash: some selftests see the shell's path (install dash as /bin/sh)`);
+  for (const [tool, why] of NEEDED_TOOLS) if (!facts.which(tool)) warnings.push(`${tool} is missing (${why}): run scripts/setup.sh`);
+  if (!facts.loopbackUp) warnings.push('loopback is down: ping 127.0.0.1 fails (trigger tests)');
+  const ctx: ShimContext = { ...shim, gawk: facts.which('gawk') };
+  for (const [name, content] of Object.entries(binShims(ctx))) files.push({ path: `bin/${name}`, content, mode: 0o755 });
+  if (ctx.gawk) files.push({ path: 'bin/awk', symlink: ctx.gawk });
+  for (const [name, content] of Object.entries(sbinShims(ctx))) files.push({ path: `sbin/${name}`, content, mode: 0o755 });
+  sh.push(
+    `mount -t overlay emu-sbin -o ${shq(`lowerdir=${runtime}/sbin:${facts.sbin}`)} ${shq(facts.sbin)} 2>/dev/null ||`,
+    `  echo "tracefs-emu exec: no overlay on ${facts.sbin}: mount -o remount of tracefs will not reach the emulator" >&2`,
+    'PATH="$R/bin:$PATH"; export PATH',
+    'unset n o e t R PROC_DEV SYS_DEV',
+    'exec "$@"',
+  );
+  return { script: sh.join('\n') + '\n', files, warnings };
+}
+
+function which(cmd: string): string | undefined {
+  for (const d of (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin').split(':')) {
+    const p = join(d || '.', cmd);
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      /* next */
+    }
+  }
+  return undefined;
+}
+
+function readOr(path: string, dflt = ''): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return dflt;
+  }
+}
+
+export function hostFacts(): HostFacts {
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return p;
+    }
+  };
+  return {
+    mounts: parseMountinfo(readOr('/proc/self/mountinfo')),
+    exists: (p) => existsSync(p),
+    which,
+    binSh: real('/bin/sh'),
+    sbin: real('/sbin'),
+    passwd: readOr('/etc/passwd'),
+    group: readOr('/etc/group'),
+    list: (d) => {
+      try {
+        return readdirSync(d);
+      } catch {
+        return [];
+      }
+    },
+    read: (p) => {
+      try {
+        return readFileSync(p, 'utf8');
+      } catch {
+        return undefined;
+      }
+    },
+    loopbackUp: (parseInt(readOr('/sys/class/net/lo/flags', '0x1'), 16) & 1) === 1,
+  };
+}
+
+export function writeRuntime(runtime: string, plan: NamespacePlan): void {
+  for (const f of plan.files) {
+    const p = join(runtime, f.path);
+    mkdirSync(dirname(p), { recursive: true });
+    if (f.symlink) symlinkSync(f.symlink, p);
+    else writeFileSync(p, f.content ?? '', { mode: f.mode ?? 0o644 });
+  }
+}
+
+export interface ExecOptions {
+  /** Command line that runs `tracefs-emu ns-helper` (shell-quoted). */
+  nsHelper: string;
+  /** Print the plan's warnings (default: to stderr). */
+  warn?: (msg: string) => void;
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Called with the child once it runs (e.g. for a watchdog). */
+  onSpawn?: (pid: number) => void;
+  /** Paths the command needs besides its cwd (their mounts stay). */
+  keep?: string[];
+  /** stdio of the command (default inherit); 'pipe' hands stdout and stderr to the callbacks. */
+  stdio?: 'inherit' | 'pipe';
+  onStdout?: (chunk: Buffer) => void;
+  onStderr?: (chunk: Buffer) => void;
+}
+
+/** Runs argv in a new namespace set up after `spec`; resolves to its exit status (128+N for a signal). */
+export async function execInNamespace(spec: NamespaceSpec, argv: string[], opts: ExecOptions): Promise<number> {
+  if (argv.length === 0) throw new Error('exec: no command');
+  const runtime = mkdtempSync(join(process.env.TRACEFS_EMU_RUNTIME || tmpdir(), 'emu-exec-'));
+  try {
+    const facts = hostFacts();
+    const warn = opts.warn ?? ((m: string) => process.stderr.write(`tracefs-emu exec: ${m}\n`));
+    // Mount points are compared as mountinfo shows them; never stat them here (a hung daemon would block).
+    const resolved: NamespaceSpec = { ...spec, tracefs: resolve(spec.tracefs), debugfs: spec.debugfs && resolve(spec.debugfs) };
+    const real = (p: string) => realpathSync(p);
+    const plan = planNamespace(
+      resolved,
+      facts,
+      runtime,
+      { release: spec.release ?? readOr('/proc/sys/kernel/osrelease').trim(), nsHelper: opts.nsHelper, controlSocket: spec.controlSocket },
+      [real(opts.cwd ?? process.cwd()), runtime, ...(opts.keep ?? [])],
+    );
+    if (/tracefs|debugfs/.test(runtime)) warn(`the runtime directory ${runtime} names tracefs: set TRACEFS_EMU_RUNTIME elsewhere`);
+    for (const w of plan.warnings) warn(w);
+    writeRuntime(runtime, plan);
+    return await new Promise<number>((resolve, reject) => {
+      const child = spawn('unshare', ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', plan.script, 'tracefs-emu-exec', ...argv], {
+        stdio: opts.stdio === 'pipe' ? ['inherit', 'pipe', 'pipe'] : 'inherit',
+        cwd: opts.cwd,
+        env: opts.env ?? process.env,
+      });
+      if (opts.stdio === 'pipe') {
+        child.stdout?.on('data', (d: Buffer) => opts.onStdout?.(d));
+        child.stderr?.on('data', (d: Buffer) => opts.onStderr?.(d));
+      }
+      const forward = (sig: NodeJS.Signals) => () => child.kill(sig);
+      const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((s) => [s, forward(s)] as const);
+      for (const [s, h] of handlers) process.on(s, h);
+      child.on('spawn', () => child.pid && opts.onSpawn?.(child.pid));
+      child.on('error', (e) => {
+        for (const [s, h] of handlers) process.off(s, h);
+        reject(new Error(`exec: cannot run unshare: ${e.message}`));
+      });
+      child.on('close', (code, signal) => {
+        for (const [s, h] of handlers) process.off(s, h);
+        resolve(code ?? 128 + (signal ? (osSignals[signal] ?? 0) : 0));
+      });
+    });
+  } finally {
+    rmSync(runtime, { recursive: true, force: true });
+  }
+}
+
+const osSignals: Partial<Record<NodeJS.Signals, number>> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 };

@@ -1,0 +1,94 @@
+/**
+ * The probe parsers' environment over the emulated kernel: kallsyms and the
+ * ftrace function list, kprobe sites, BTF, tracepoints (from their
+ * `__tracepoint_*` symbols). Events, paths and filters come from the layers
+ * that own them.
+ */
+import type { Kernel } from '../../kernel/kernel.js';
+import { hasEndbr } from '../../kernel/insn_model.js';
+import { kprobeSite } from '../../kernel/kprobe_site.js';
+import type { KernelFunction, KernelSymbol } from '../../kernel/symbols.js';
+import { globMatch } from './kstr.js';
+import type { EventView, KallsymsEnv, KfuncView, KsymView, ProbeEnv } from './probe_env.js';
+
+export interface ProbeEnvExtras {
+  /** Static and ftrace events (the event catalogue). */
+  findEvent?(system: string, name: string): EventView | undefined;
+  statPath?: ProbeEnv['statPath'];
+  checkFilter?: ProbeEnv['checkFilter'];
+}
+
+const symView = (s: KernelSymbol): KsymView => s;
+
+function fnView(f: KernelFunction): KfuncView {
+  return { name: f.name, addr: f.addr, size: f.size, type: f.type, module: f.module, traceable: f.traceable, fentryOffset: f.fentryOffset, endbr: hasEndbr(f) };
+}
+
+/** Glob characters of glob_match(); a plain name is looked up directly. */
+const GLOB = /[*?[\\]/;
+
+export function kernelKallsymsEnv(kernel: Kernel): KallsymsEnv {
+  const t = kernel.symbols;
+  // is_ksym_addr(): with KALLSYMS_ALL, vmlinux addresses between _stext and _end (per-cpu offsets are not)
+  const start = t.lookupName('_stext', '')?.addr ?? 0n;
+  const end = t.lookupName('_end', '')?.addr ?? (1n << 64n) - 1n;
+  return {
+    lookupName(name) {
+      const colon = name.indexOf(':');
+      if (colon >= 0) {
+        const mod = name.slice(0, colon);
+        return t.hasModule(mod) ? t.lookupName(name.slice(colon + 1), mod) : undefined;
+      }
+      return t.lookupName(name);
+    },
+    lookupAddr(addr) {
+      const hit = t.lookup(addr);
+      if (!hit || (hit.sym.module === undefined && (addr < start || addr >= end))) return undefined;
+      return symView(hit.sym);
+    },
+    countName(name, module) {
+      if (module === '*') return t.symbolsByName(name).filter((s) => s.module !== undefined).length;
+      return t.symbolsByName(name, module ?? '').length;
+    },
+    functionAt(addr) {
+      const hit = t.lookup(addr);
+      if (!hit || hit.offset !== 0) return undefined;
+      const f = t.byName(hit.sym.name, hit.sym.module ?? '').find((x) => x.addr === addr);
+      return f ? fnView(f) : undefined;
+    },
+    moduleLoaded: (name) => t.hasModule(name),
+    countTraceable(glob) {
+      if (!GLOB.test(glob)) return t.byName(glob).filter((f) => f.traceable).length;
+      let n = 0;
+      for (const f of t.traceable()) if (globMatch(glob, f.name)) n++;
+      return n;
+    },
+  };
+}
+
+export function kernelProbeEnv(kernel: Kernel, extras: ProbeEnvExtras = {}): ProbeEnv {
+  const kallsyms = kernelKallsymsEnv(kernel);
+  return {
+    series: kernel.series,
+    possibleCpus: kernel.nrCpus,
+    kallsyms,
+    kprobeSite: (addr, notraceCheck) => kprobeSite(kernel, addr, notraceCheck),
+    get btf() {
+      return kernel.types;
+    },
+    btfTypeById(id) {
+      try {
+        return kernel.types.type(id);
+      } catch {
+        return undefined;
+      }
+    },
+    findTracepoint(name) {
+      const tp = kernel.symbols.lookupName(`__tracepoint_${name}`);
+      return tp ? { name, probestub: `__probestub_${name}`, module: tp.module } : undefined;
+    },
+    findEvent: (system, name) => extras.findEvent?.(system, name),
+    statPath: (path) => extras.statPath?.(path) ?? 'ENOENT',
+    checkFilter: extras.checkFilter,
+  };
+}
