@@ -17,8 +17,11 @@ import type { Task } from './task.js';
 
 export type Value = bigint;
 
-/** ftrace's handler at a patched __fentry__ site. It may rewrite the return address at regs.sp. */
-export type FentryHandler = (ip: bigint, parentIp: bigint, regs: PtRegs, task: Task) => void;
+/**
+ * ftrace's handler at a patched __fentry__ site. It may rewrite the return
+ * address at regs.sp. `fn` is the function entered (saves an ip lookup).
+ */
+export type FentryHandler = (ip: bigint, parentIp: bigint, regs: PtRegs, task: Task, fn?: KernelFunction) => void;
 
 /** An int3 breakpoint (a kprobe not on an ftrace site). */
 export type BreakpointHandler = (addr: bigint, regs: PtRegs, task: Task) => void;
@@ -112,6 +115,11 @@ export class Executor {
     const words = Math.ceil(deps.nrFunctions / 4);
     this.patchedWords = new Uint32Array(words);
     this.fentryPatched = new Uint8Array(this.patchedWords.buffer, 0, deps.nrFunctions);
+  }
+
+  /** The kernel address space calls run in (stacks, return slots). */
+  get memory(): AddressSpace {
+    return this.deps.kernelMemory;
   }
 
   /** Resolves a function by name (undefined if the kernel has none of that name). */
@@ -244,7 +252,7 @@ export class Executor {
     if (this.fentryPatched[fn.id]) {
       const ip = fn.addr + BigInt(fn.fentryOffset);
       regs.ip = ip;
-      this.fentry(ip, callSite, regs, task);
+      this.fentry(ip, callSite, regs, task, fn);
     }
     if (offs) for (const o of offs) if (o >= fn.fentryOffset) this.hitBreakpoint(x, o);
     regs.ip = fn.addr;

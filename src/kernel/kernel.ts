@@ -43,6 +43,12 @@ import { TracefsVfs } from './vfs.js';
 
 export type { FopNames, Syscall, SyscallName, SyscallNode } from './syscall.js';
 
+/** Fork and exit notifiers (what kernel_clone and do_exit tell their hooks). */
+export interface TaskLifecycle {
+  readonly forked: Set<(child: Task, parent: Task | undefined) => void>;
+  readonly exited: Set<(task: Task) => void>;
+}
+
 export interface KernelOptions {
   /** Kernel series to behave as (default 7.2). */
   series?: Series;
@@ -98,6 +104,8 @@ export class Kernel implements HookHost {
   readonly procs: ProcessPaths;
   readonly mirror: ProcessMirror;
   readonly rng: Rng;
+  /** Who wants to know when tasks come and go (ftrace: shadow stacks, function-fork). */
+  readonly taskLifecycle: TaskLifecycle = { forked: new Set(), exited: new Set() };
   /** Whether system calls on the mount run their kernel paths. */
   callPaths: boolean;
   /** Where the mount is, as processes name the paths they pass (their filename arguments). */
@@ -202,10 +210,16 @@ export class Kernel implements HookHost {
       const doSys = syms.byName('do_syscall_64')[0];
       if (entry && doSys) ex.entryReturn = entry.addr + BigInt(this.callSites.returnOffset(entry, doSys));
       this.exec_ = ex;
-      this.tasks.onAdd = (t) => this.layoutTask(t);
-      this.tasks.onDelete = (t) => this.freeTask(t);
+      this.tasks.onAdd = (t) => {
+        this.layoutTask(t);
+        for (const f of this.taskLifecycle.forked) f(t, t.ppid ? this.tasks.get(t.ppid) : undefined);
+      };
+      this.tasks.onDelete = (t) => {
+        for (const f of this.taskLifecycle.exited) f(t);
+        this.freeTask(t);
+      };
       for (const c of this.cpus) c.rq = this.percpu('runqueues', c.id);
-      this.tasks.layoutAll();
+      for (const t of [...this.tasks.idle, ...this.tasks.kthreads, ...this.tasks.all()]) this.layoutTask(t);
     }
     return this.exec_;
   }
@@ -288,6 +302,11 @@ export class Kernel implements HookHost {
   /** The context an event recorded now in `task` carries (task, CPU, common_flags, preempt count). */
   context(task: Task): ExecContext {
     return execContext(task, this.cpus[task.cpu % this.nrCpus]);
+  }
+
+  /** The same, by the name the ftrace core looks for. */
+  contextOf(task: Task): ExecContext {
+    return this.context(task);
   }
 
   /** The task running on a CPU. */

@@ -32,11 +32,6 @@ export class TaskTable {
     }
   }
 
-  /** Lays out the built-in tasks (once the kernel's memory exists). */
-  layoutAll(): void {
-    for (const t of [...this.idle, ...this.kthreads, ...this.byPid.values()]) this.onAdd?.(t);
-  }
-
   /** The task with this pid: a mirrored process first, then a kernel thread. */
   get(pid: number): Task | undefined {
     return this.byPid.get(pid) ?? this.kthreadByPid(pid);
