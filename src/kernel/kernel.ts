@@ -224,6 +224,11 @@ export class Kernel implements HookHost {
     return this.exec_;
   }
 
+  /** Whether the VFS objects exist yet (nothing to forget before they do). */
+  get vfsReady(): boolean {
+    return this.vfs_ !== undefined;
+  }
+
   /** The tracefs mount's VFS objects. */
   get vfs(): TracefsVfs {
     return (this.vfs_ ??= new TracefsVfs(this.kmem, this.structs, (n) => this.symbolAddr(n)));
@@ -454,6 +459,7 @@ export class Kernel implements HookHost {
   }
 
   private freeTask(t: Task): void {
+    if (t.pid === t.tgid && this.mms.get(t.tgid) === t.user) this.mms.delete(t.tgid);
     if (!t.addr || t.origin === 'kernel') return;
     if (t.stackBase) this.kmem.freeStack(t.stackBase);
     this.kmem.free(t.addr);

@@ -11,7 +11,8 @@ export const VMALLOC_START = 0xffffc90000000000n;
 /** THREAD_SIZE on x86_64 (16 KiB), and the guard gap between vmalloc'd stacks. */
 export const THREAD_SIZE = 0x4000;
 const STACK_STRIDE = 0x8000n;
-const CACHE_REGION = 0x1000000n;
+/** Each slab cache's share of the direct map (objects of one cache sit together). */
+const CACHE_REGION = 0x10000000n;
 const SLAB_BASE = DIRECT_MAP + 0x4000000n;
 
 /** kmalloc size classes (SLUB's kmalloc-N caches). */

@@ -116,15 +116,12 @@ export class SyscallPaths {
     this.fds.get(task)?.delete(fd);
   }
 
-  /** What every call leaves behind, traced or not: struct files of opens, freed on close, dentries of removed dirs. */
+  /** What every call leaves behind, traced or not: struct files of traced opens, freed on close; dentries of removed dirs. */
   private bookkeep(task: Task, sc: Syscall, result: unknown, pre: OpenState | undefined): void {
     if (sc.name === 'openat') {
+      // Untraced opens get their struct file when a traced call first uses it.
       const key = (result as { file?: object } | undefined)?.file ?? (result as object | undefined);
-      if (key && typeof key === 'object' && !this.files.has(key)) {
-        const node = (result as { node?: SyscallNode } | undefined)?.node ?? sc.node;
-        const st = pre ?? this.stateOf(task, { ...sc, node }, undefined);
-        this.files.set(key, st);
-      }
+      if (pre && key && typeof key === 'object' && !this.files.has(key)) this.files.set(key, pre);
     } else if (sc.name === 'close' && sc.file) {
       const st = this.files.get(sc.file);
       if (st) {
@@ -132,7 +129,7 @@ export class SyscallPaths {
         this.k.vfs.closeFile(st.kfile);
         this.files.delete(sc.file);
       }
-    } else if (sc.name === 'rmdir') {
+    } else if (sc.name === 'rmdir' && this.k.vfsReady) {
       this.k.vfs.drop(sc.path);
     }
   }

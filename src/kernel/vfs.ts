@@ -28,7 +28,13 @@ export interface KDentry {
   path: string;
   ino: number;
   parent?: KDentry;
+  /** Cached children, and open files on it: a dentry with neither can be evicted. */
+  kids: number;
+  refs: number;
 }
+
+/** How many dentries the cache keeps before it evicts unused leaves (the kernel shrinks its dcache under pressure). */
+const DCACHE_MAX = 8192;
 
 export interface KFile {
   addr: bigint;
@@ -113,6 +119,8 @@ export class TracefsVfs {
       if (!d) {
         d = this.makeDentry(name, sofar, info ?? { ino: this.nextIno++, mode: last && !isDir ? S_IFREG | 0o644 : S_IFDIR | 0o755 }, cur);
         this.dentries.set(sofar, d);
+        cur.kids++;
+        if (this.dentries.size > DCACHE_MAX) this.shrink();
       } else if (info) this.updateInode(d.inode, info);
       cur = d;
     }
@@ -127,11 +135,27 @@ export class TracefsVfs {
   /** Forgets a path and everything below it (rmdir, or a node replaced). */
   drop(path: string): void {
     for (const [p, d] of this.dentries) {
-      if (p === path || p.startsWith(`${path}/`)) {
-        this.dentries.delete(p);
-        this.kmem.free(d.addr);
-        this.kmem.free(d.inode);
-      }
+      if (p === path || p.startsWith(`${path}/`)) this.evict(p, d);
+    }
+  }
+
+  private evict(p: string, d: KDentry): void {
+    this.dentries.delete(p);
+    if (d.parent) d.parent.kids--;
+    // Still open: its memory stays (the struct file points at it).
+    if (d.refs > 0) return;
+    this.kmem.free(d.addr);
+    this.kmem.free(d.inode);
+  }
+
+  /** Evicts the oldest quarter of the unused leaves. */
+  private shrink(): void {
+    let n = this.dentries.size >> 2;
+    for (const [p, d] of this.dentries) {
+      if (n <= 0) break;
+      if (d === this.root || d.kids > 0 || d.refs > 0) continue;
+      this.evict(p, d);
+      n--;
     }
   }
 
@@ -154,7 +178,7 @@ export class TracefsVfs {
     st.set(addr, 'dentry', 'd_lockref.count', 1);
     st.set(inode, 'inode', 'i_sb', this.sb);
     this.updateInode(inode, node);
-    return { addr, inode, name, path, ino: node.ino, parent };
+    return { addr, inode, name, path, ino: node.ino, parent, kids: 0, refs: 0 };
   }
 
   private updateInode(inode: bigint, node: NodeInfo): void {
@@ -180,6 +204,7 @@ export class TracefsVfs {
     st.set(addr, 'file', 'f_path.dentry', dentry.addr);
     st.set(addr, 'file', 'f_inode', dentry.inode);
     if (fops) st.set(addr, 'file', 'f_op', fops);
+    dentry.refs++;
     st.set(addr, 'file', 'f_ref.refcnt', 0);
     st.set(addr, 'file', 'f_count.counter', 1);
     return { addr, dentry, fd };
@@ -191,5 +216,6 @@ export class TracefsVfs {
 
   closeFile(file: KFile): void {
     this.kmem.free(file.addr);
+    file.dentry.refs--;
   }
 }
