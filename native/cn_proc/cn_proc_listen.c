@@ -6,7 +6,9 @@
  * namespace. Lines (fields separated by one space; comm and exe last):
  *
  *   F cpu ppid ptgid pid tgid        fork (a thread when pid != tgid)
- *   E cpu pid tgid comm\texe         exec: the new comm and /proc/pid/exe
+ *   E cpu pid tgid comm\tfilename    exec: the new comm, and the file it ran as
+ *                                    execve() named it (argv[0] looked up in
+ *                                    the process's PATH; else /proc/pid/exe)
  *   C cpu pid tgid comm              comm changed (prctl PR_SET_NAME)
  *   X cpu pid tgid code              exit (code as wait(2) encodes it)
  *   R                                listening
@@ -41,6 +43,45 @@ static void read_small(const char *path, char *buf, size_t n, int link)
 	for (char *p = buf; *p; p++)
 		if (*p == '\n' || *p == '\t')
 			*p = 0;
+}
+
+/* The path execve() was most likely given: argv[0] if it has a slash, else its first match in the process's PATH. */
+static void exec_filename(int pid, char *out, size_t n)
+{
+	char path[64], argv0[1024] = "", env[65536];
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", pid);
+	FILE *f = fopen(path, "r");
+	if (f) {
+		size_t r = fread(argv0, 1, sizeof(argv0) - 1, f);
+		argv0[r] = 0;
+		fclose(f);
+	}
+	out[0] = 0;
+	if (strchr(argv0, '/')) {
+		snprintf(out, n, "%s", argv0);
+		return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	f = fopen(path, "r");
+	size_t len = 0;
+	if (f) {
+		len = fread(env, 1, sizeof(env) - 1, f);
+		fclose(f);
+	}
+	env[len] = 0;
+	for (size_t i = 0; argv0[0] && i < len; i += strlen(env + i) + 1) {
+		if (strncmp(env + i, "PATH=", 5) != 0)
+			continue;
+		char *dirs = env + i + 5, *save = NULL;
+		for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+			snprintf(out, n, "%s/%s", *d ? d : ".", argv0);
+			if (access(out, X_OK) == 0)
+				return;
+		}
+		break;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	read_small(path, out, n, 1);
 }
 
 int main(void)
@@ -98,8 +139,7 @@ int main(void)
 			case PROC_EVENT_EXEC:
 				snprintf(path, sizeof(path), "/proc/%d/comm", ev->event_data.exec.process_pid);
 				read_small(path, comm, sizeof(comm), 0);
-				snprintf(path, sizeof(path), "/proc/%d/exe", ev->event_data.exec.process_pid);
-				read_small(path, exe, sizeof(exe), 1);
+				exec_filename(ev->event_data.exec.process_pid, exe, sizeof(exe));
 				printf("E %u %d %d %s\t%s\n", ev->cpu, ev->event_data.exec.process_pid, ev->event_data.exec.process_tgid, comm, exe);
 				break;
 			case PROC_EVENT_COMM:

@@ -3,7 +3,7 @@
  * behind an interface so tests can script process lifetimes (a fork, an
  * exec that changes the comm, an exit, a reused pid).
  */
-import { readFileSync, readlinkSync } from 'node:fs';
+import { accessSync, constants, readFileSync, readlinkSync } from 'node:fs';
 import type { ProcInfo } from './task.js';
 
 export interface ProcSource {
@@ -57,7 +57,27 @@ export class HostProcSource implements ProcSource {
     return readProcInfo(pid, this.root);
   }
 
+  /** The path execve() was most likely given: argv[0] if it has a slash, else its match in the process's PATH, else /proc/PID/exe. */
   exe(pid: number): string | undefined {
+    try {
+      const argv0 = readFileSync(`${this.root}/${pid}/cmdline`, 'latin1').split('\0')[0] ?? '';
+      if (argv0.includes('/')) return argv0;
+      if (argv0) {
+        const env = readFileSync(`${this.root}/${pid}/environ`, 'latin1').split('\0');
+        const path = env.find((e) => e.startsWith('PATH='))?.slice(5);
+        for (const d of path?.split(':') ?? []) {
+          const f = `${d || '.'}/${argv0}`;
+          try {
+            accessSync(f, constants.X_OK);
+            return f;
+          } catch {
+            /* next */
+          }
+        }
+      }
+    } catch {
+      /* gone, or not ours to read */
+    }
     try {
       return readlinkSync(`${this.root}/${pid}/exe`);
     } catch {
