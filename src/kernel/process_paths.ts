@@ -29,8 +29,9 @@ export class ProcessPaths {
     return { task, env: { task: task.addr, 'struct rq': this.k.sched.cpuOf(task).rq, ...env }, flags: new Set(), holes: {} };
   }
 
-  /** Runs a block with extra per-call hooks on top of the kernel's. */
+  /** Runs a block with extra per-call hooks on top of the kernel's (and the running tasks' counts as they were). */
   private withHooks<T>(extra: Record<string, FnHook>, run: () => T): T {
+    const counts = this.k.cpus.map((c) => [c.curr, c.curr.preemptCount, c.curr.irqsOff] as const);
     const hooks = this.k.runner.deps.hooks as Map<string, FnHook>;
     const saved = new Map<string, FnHook | undefined>();
     for (const [n, h] of Object.entries(extra)) {
@@ -50,6 +51,10 @@ export class ProcessPaths {
       for (const [n, b] of saved) {
         if (b) hooks.set(n, b);
         else hooks.delete(n);
+      }
+      for (const [t, pc, irqs] of counts) {
+        t.preemptCount = pc;
+        t.irqsOff = irqs;
       }
     }
   }
