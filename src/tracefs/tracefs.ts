@@ -257,14 +257,7 @@ export class Tracefs {
     const h = await this.open(path, flags, caller);
     try {
       const buf = typeof data === 'string' ? Buffer.from(data, 'latin1') : data;
-      // As a shell's echo does: a short write (set_event takes one word per call) is followed by the rest.
-      let off = 0;
-      while (off < buf.length) {
-        const n = await h.write(buf.subarray(off), off);
-        if (n <= 0) break;
-        off += n;
-      }
-      return off;
+      return await h.write(buf, 0);
     } finally {
       h.release();
     }
