@@ -15,8 +15,11 @@ export interface ProcSource {
   readonly bootTicks: number;
 }
 
-/** Reads /proc/<pid>/stat (and status for the tgid); undefined if the process is gone. */
-export function readProcInfo(pid: number, procRoot = '/proc'): ProcInfo | undefined {
+/**
+ * Reads /proc/<pid>/stat (and status for the tgid, unless `knownTgid` says
+ * it for a process of that start time); undefined if the process is gone.
+ */
+export function readProcInfo(pid: number, procRoot = '/proc', knownTgid?: (startTime: number) => number | undefined): ProcInfo | undefined {
   let stat: string;
   try {
     stat = readFileSync(`${procRoot}/${pid}/stat`, 'latin1');
@@ -35,7 +38,9 @@ export function readProcInfo(pid: number, procRoot = '/proc'): ProcInfo | undefi
   const priority = Number(rest[15]);
   const startTime = Number(rest[19]);
   const cpu = Number(rest[36]);
-  let tgid = pid;
+  let tgid = knownTgid?.(startTime) ?? -1;
+  if (tgid >= 0) return { pid, tgid, comm, ppid, cpu: Number.isFinite(cpu) ? cpu : 0, startTime, priority: Number.isFinite(priority) ? priority : 20, state };
+  tgid = pid;
   try {
     const m = /^Tgid:\s+(\d+)/m.exec(readFileSync(`${procRoot}/${pid}/status`, 'latin1'));
     if (m) tgid = Number(m[1]);
@@ -53,8 +58,19 @@ export class HostProcSource implements ProcSource {
     this.bootTicks = readProcInfo(process.pid, root)?.startTime ?? 0;
   }
 
+  /** Tgids by pid and start time: a pid's thread group never changes while it lives. */
+  private readonly tgids = new Map<number, { startTime: number; tgid: number }>();
+
   stat(pid: number): ProcInfo | undefined {
-    return readProcInfo(pid, this.root);
+    const info = readProcInfo(pid, this.root, (st) => {
+      const c = this.tgids.get(pid);
+      return c && c.startTime === st ? c.tgid : undefined;
+    });
+    if (info) {
+      if (this.tgids.size > 4096) this.tgids.clear();
+      this.tgids.set(pid, { startTime: info.startTime, tgid: info.tgid });
+    }
+    return info;
   }
 
   /** The path execve() was most likely given: argv[0] if it has a slash, else its match in the process's PATH, else /proc/PID/exe. */
