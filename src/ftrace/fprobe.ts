@@ -67,6 +67,10 @@ export class Fprobe {
   name?: string;
   /** Where the kernel would have allocated it: the pointer the 7.2 shadow-stack header encodes. */
   readonly ptr: bigint;
+  /** @internal its low and high 32 bits. */
+  readonly ptrLo: number;
+  /** @internal */
+  readonly ptrHi: number;
   /** @internal the kernel it is registered with and the functions it probes. */
   kernel?: Kernel;
   /** @internal */
@@ -80,6 +84,8 @@ export class Fprobe {
     this.name = opts.name;
     if (opts.kprobeShared) this.flags |= FPROBE_FL_KPROBE_SHARED;
     this.ptr = nextAddr;
+    this.ptrLo = Number(nextAddr & 0xffffffffn);
+    this.ptrHi = Number(nextAddr >> 32n);
     nextAddr += 0x100n;
   }
 
@@ -174,7 +180,10 @@ export function enableFprobe(fp: Fprobe): void {
  */
 export function callFprobeEntry(kernel: Kernel, fp: Fprobe, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task): number | boolean | void {
   const entry = fp.entry;
-  if (!entry) return 0;
+  if (!entry) {
+    fp.nhit++;
+    return 0;
+  }
   try {
     if (fp.kprobeShared) {
       const kp = Kprobes.of(kernel);

@@ -18,6 +18,7 @@ import { FtraceRecords } from './dyn_ftrace.js';
 import { Fgraph, FgraphOps, type FgraphEnt, type FgraphRet } from './fgraph.js';
 import { MAX_FPROBE_DATA_SIZE, callFprobeEntry, callFprobeExit, sizeInLong, type Fprobe, type FprobeBackend } from './fprobe.js';
 import { Ftrace } from './ftrace.js';
+import { FtraceRegs } from './ftrace_regs.js';
 import { FTRACE_OPS_FL_SAVE_ARGS, FtraceOps } from './ftrace_ops.js';
 import { RethookCore } from './rethook.js';
 import { ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from './recursion.js';
@@ -51,8 +52,8 @@ const instances = new WeakMap<Kernel, FprobeGraph>();
 export class FprobeGraph implements FprobeBackend {
   /** fprobe_ip_table, by function id (one per ip): newest first. */
   private readonly ipTable = new Map<number, FprobeNode[]>();
-  /** fprobe_table: registered fprobes by pointer. */
-  private readonly fprobeTable = new Map<bigint, Fprobe>();
+  /** fprobe_table: registered fprobes by pointer (its low 32 bits; the rest is checked). */
+  private readonly fprobeTable = new Map<number, Fprobe>();
   private readonly nodesOf = new Map<Fprobe, FprobeNode[]>();
   readonly ftraceOps: FtraceOps;
   readonly graphOps: FgraphOps;
@@ -87,7 +88,7 @@ export class FprobeGraph implements FprobeBackend {
 
   /** fprobe_registered(). */
   isRegistered(fp: Fprobe): boolean {
-    return this.fprobeTable.get(fp.ptr) === fp;
+    return this.fprobeTable.get(fp.ptrLo) === fp;
   }
 
   /** The fprobes on a function, newest first (what the entry paths walk). */
@@ -108,7 +109,7 @@ export class FprobeGraph implements FprobeBackend {
     for (const id of ids) if (!this.ftrace.records.isTraceable(id)) fail('ENOENT');
     if (!fp.exit) this.ftraceAddIps(ids);
     else this.graphAddIps(ids);
-    this.fprobeTable.set(fp.ptr, fp);
+    this.fprobeTable.set(fp.ptrLo, fp);
     const nodes: FprobeNode[] = fns.map((f) => ({ id: f.id, ip: FtraceRecords.ip(f), fp }));
     this.nodesOf.set(fp, nodes);
     for (const n of nodes) {
@@ -129,7 +130,7 @@ export class FprobeGraph implements FprobeBackend {
       this.deleteNode(n);
       if (!this.existsOnHash(n.id, isFtrace)) gone.push(n.id);
     }
-    this.fprobeTable.delete(fp.ptr);
+    this.fprobeTable.delete(fp.ptrLo);
     this.nodesOf.delete(fp);
     if (isFtrace) this.ftraceRemoveIps(gone);
     else this.graphRemoveIps(gone);
@@ -210,7 +211,7 @@ export class FprobeGraph implements FprobeBackend {
         const fp = n.fp;
         if (!fp || fp.disabled || fp.exit) continue;
         if (!fp.entry) continue;
-        fregs ??= ftraceRegs(regs);
+        fregs ??= new FtraceRegs(regs);
         this.callEntry(fp, ip, parentIp, fregs, undefined, task);
       }
     } finally {
@@ -230,10 +231,12 @@ export class FprobeGraph implements FprobeBackend {
     const list = this.ipTable.get(trace.id);
     if (!list) return false;
     let reserved = 0;
+    let entries = false;
     for (const n of list) {
       const fp = n.fp;
       if (!fp || !fp.exit) continue;
       reserved += FPROBE_HEADER_SIZE_IN_LONG + sizeInLong(fp.entryDataSize);
+      if (fp.entry) entries = true;
     }
     let base = -1;
     if (reserved) {
@@ -248,9 +251,10 @@ export class FprobeGraph implements FprobeBackend {
     }
     const stack = this.fgraph.stackOf(task);
     if (!stack) return false;
-    const retIp = this.ftrace.exec.memory.readU64(regs.sp) ?? 0n;
-    if (this.ftrace.exec.trampolines.has(retIp)) RethookCore.of(this.kernel).stackedHooks++;
-    const fregs = ftraceRegs(regs);
+    const w32 = words32(stack);
+    // ftrace_regs_get_return_address(): the slot as it is now (before fgraph puts return_to_handler there).
+    const retIp = entries ? (this.ftrace.exec.memory.readU64(regs.sp) ?? 0n) : 0n;
+    const fregs = entries ? new FtraceRegs(regs) : undefined;
     let used = 0;
     for (const n of list) {
       const fp = n.fp;
@@ -261,14 +265,22 @@ export class FprobeGraph implements FprobeBackend {
         continue;
       }
       const at = base + used;
-      const data = words ? dataView(stack, at + FPROBE_HEADER_SIZE_IN_LONG, words) : undefined;
-      const ret = this.callEntry(fp, trace.func, retIp, fregs, data, task);
+      let ret: number | boolean | void = 0;
+      if (fp.entry) {
+        const data = words ? dataView(stack, at + FPROBE_HEADER_SIZE_IN_LONG, words) : undefined;
+        ret = this.callEntry(fp, trace.func, retIp, fregs!, data, task);
+      } else fp.nhit++;
       if (!ret) {
-        stack[at] = encodeFprobeHeader(fp.ptr, words);
+        // write_fprobe_header(): the pointer's low 60 bits, the size in the top 4.
+        w32[2 * at] = fp.ptrLo;
+        w32[2 * at + 1] = ((words << 28) | (fp.ptrHi & 0x0fffffff)) >>> 0;
         used += FPROBE_HEADER_SIZE_IN_LONG + words;
       }
     }
-    if (used && used < reserved) stack[base + used] = 0n;
+    if (used && used < reserved) {
+      w32[2 * (base + used)] = 0;
+      w32[2 * (base + used) + 1] = 0;
+    }
     return used !== 0;
   }
 
@@ -277,41 +289,42 @@ export class FprobeGraph implements FprobeBackend {
     const r = this.fgraph.retrieveData(task, gops.idx);
     const stack = this.fgraph.stackOf(task);
     if (!r || !stack) return;
+    const w32 = words32(stack);
     const sizeWords = r.bytes / 8;
     const retIp = regs.ip;
+    // Another return hook replaced the slot before fgraph did: this call is hooked twice.
+    if (this.ftrace.exec.trampolines.has(retIp)) RethookCore.of(this.kernel).stackedHooks++;
     let fregs: PtRegs | undefined;
     let curr = 0;
     while (curr < sizeWords) {
-      const h = decodeFprobeHeader(stack[r.index + curr]);
-      if (!h) break;
+      const lo = w32[2 * (r.index + curr)];
+      const hi = w32[2 * (r.index + curr) + 1];
+      if (!lo && !hi) break;
+      const size = hi >>> 28;
       curr += FPROBE_HEADER_SIZE_IN_LONG;
-      const fp = this.fprobeTable.get(h.ptr);
-      if (fp && !fp.disabled && fp.exit) {
-        if (curr + h.sizeWords > sizeWords) break;
-        fregs ??= ftraceRegs(regs);
-        callFprobeExit(this.kernel, fp, trace.func, retIp, fregs, h.sizeWords ? dataView(stack, r.index + curr, h.sizeWords) : undefined, task);
+      // fprobe_registered(): only a pointer still in fprobe_table is followed.
+      const fp = this.fprobeTable.get(lo);
+      if (fp && (fp.ptrHi & 0x0fffffff) === (hi & 0x0fffffff) && !fp.disabled && fp.exit) {
+        if (curr + size > sizeWords) break;
+        fregs ??= new FtraceRegs(regs);
+        callFprobeExit(this.kernel, fp, trace.func, retIp, fregs, size ? dataView(stack, r.index + curr, size) : undefined, task);
       }
-      curr += h.sizeWords;
+      curr += size;
     }
   }
 }
 
-/**
- * The ftrace_regs handlers see: a partial pt_regs (arguments, return value,
- * ip, sp, bp). Like the kernel's, it lives only for the handler's call, so
- * one is reused (handlers of one task cannot nest: the recursion lock is held).
- */
-const scratch: PtRegs[] = [];
-let scratchNext = 0;
-function ftraceRegs(regs: PtRegs): PtRegs {
-  if (scratch.length < 4) {
-    const p = regs.toPartial();
-    scratch.push(p);
-    return p;
-  }
-  const p = scratch[scratchNext++ & 3];
-  p.r.set(regs.r);
-  return p;
+/** A 32-bit view of a shadow stack, so header words are built without BigInt arithmetic. */
+let lastStack: BigUint64Array | undefined;
+let lastView: Uint32Array | undefined;
+const views = new WeakMap<BigUint64Array, Uint32Array>();
+function words32(stack: BigUint64Array): Uint32Array {
+  if (stack === lastStack) return lastView!;
+  let v = views.get(stack);
+  if (!v) views.set(stack, (v = new Uint32Array(stack.buffer, stack.byteOffset, stack.length * 2)));
+  lastStack = stack;
+  lastView = v;
+  return v;
 }
 
 /** The entry data: a window on the shadow stack itself. */

@@ -9,6 +9,7 @@
  * empty pool is a miss (the owner counts it): deep recursion or many tasks
  * inside one function at once.
  */
+import type { Executor } from '../kernel/executor.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { PtRegs } from '../kernel/regs.js';
 import type { Task } from '../kernel/task.js';
@@ -151,9 +152,11 @@ export class RethookCore {
     return c;
   }
 
+  private readonly exec: Executor;
+
   private constructor(readonly kernel: Kernel) {
     this.trampoline = kernel.symbols.lookupName('arch_rethook_trampoline')?.addr ?? 0xffffffff81000100n;
-    const exec = Ftrace.of(kernel).exec;
+    const exec = (this.exec = Ftrace.of(kernel).exec);
     exec.trampolines.set(this.trampoline, (regs, task) => this.trampolineHandler(regs, task));
     taskLifecycle(kernel).exited.add((task) => this.flushTask(task));
   }
@@ -165,10 +168,10 @@ export class RethookCore {
 
   /** arch_rethook_prepare() + the push on current->rethooks. */
   hook(node: RethookNode, regs: PtRegs, task: Task): void {
-    const mem = Ftrace.of(this.kernel).exec.memory;
+    const mem = this.exec.memory;
     const slot = regs.sp;
     node.retAddr = mem.readU64(slot) ?? 0n;
-    if (Ftrace.of(this.kernel).exec.trampolines.has(node.retAddr)) this.stackedHooks++;
+    if (this.exec.trampolines.has(node.retAddr)) this.stackedHooks++;
     node.frame = slot;
     node.hookedTask = task;
     mem.writeU64(slot, this.trampoline);
