@@ -43,7 +43,7 @@ export class UserMm {
     const addr = this.heapNext + 0x10n;
     this.heapNext += n + 0x20n;
     this.space.map(addr, Number(n));
-    this.buffers.set(purpose, { addr, size: Number(n) - 0x10 });
+    this.buffers.set(purpose, { addr, size: Number(n) });
     return addr;
   }
 
