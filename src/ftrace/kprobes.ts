@@ -34,6 +34,8 @@ const INT3_INSN_SIZE = 1n;
 const MCOUNT_INSN_SIZE = 5n;
 /** JMP32_INSN_SIZE: an optimized probe replaces this many bytes with a jump. */
 const JMP32_INSN_SIZE = 5;
+/** OPTIMIZE_DELAY: the optimizer runs 5 jiffies (HZ=250) after a probe is armed. */
+const OPTIMIZE_DELAY_NS = 5 * 4_000_000;
 
 /** Where a probe goes: a symbol (+offset), or an address (+offset). */
 export interface KprobeSpec {
@@ -68,6 +70,8 @@ export class Kprobe {
   fn?: KernelFunction;
   /** @internal */
   fnOffset = 0;
+  /** @internal when (clock ns) the optimizer turns the armed int3 into a jump; -1: not pending. */
+  optimizeAt = -1;
 
   constructor(spec: KprobeSpec & { pre?: KprobePre; post?: KprobePost; name?: string }) {
     this.symbol = spec.symbol;
@@ -101,6 +105,7 @@ export class AggrKprobe {
   flags: number;
   nmissed = 0;
   readonly list: Kprobe[] = [];
+  optimizeAt = -1;
 
   constructor(
     readonly addr: bigint,
@@ -361,7 +366,9 @@ export class Kprobes {
     else {
       ap = new AggrKprobe(old.addr, old.fn!, old.fnOffset, old);
       if (old.flags & KPROBE_FLAG_OPTIMIZED) ap.flags |= KPROBE_FLAG_OPTIMIZED;
+      ap.optimizeAt = old.optimizeAt;
       old.flags &= ~KPROBE_FLAG_OPTIMIZED;
+      old.optimizeAt = -1;
       this.replace(old, ap);
     }
     ap.list.unshift(p);
@@ -564,18 +571,43 @@ export class Kprobes {
     this.ftrace.setFilterIds(ops, [fn.id], { remove: true });
   }
 
-  /** optimize_kprobe(): an armed int3 probe without post handlers becomes a jump when the function has room for one. */
+  /**
+   * optimize_kprobe(): an armed int3 probe without post handlers is queued
+   * for the optimizer, which replaces it with a jump 5 jiffies later (if the
+   * function has room for one). Until then hits come through int3.
+   */
   private optimize(s: KprobeSlot): void {
-    if (s.flags & (KPROBE_FLAG_FTRACE | KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE)) return;
+    if (s.flags & (KPROBE_FLAG_FTRACE | KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE | KPROBE_FLAG_OPTIMIZED)) return;
     if (this.slotHasPost(s)) return;
     const fn = s instanceof AggrKprobe ? s.fn : s.fn!;
     const offset = s instanceof AggrKprobe ? s.fnOffset : s.fnOffset;
     if (offset + JMP32_INSN_SIZE > fn.size) return;
-    s.flags |= KPROBE_FLAG_OPTIMIZED;
+    s.optimizeAt = this.kernel.clock.now() + OPTIMIZE_DELAY_NS;
   }
 
   private unoptimize(s: KprobeSlot): void {
     s.flags &= ~KPROBE_FLAG_OPTIMIZED;
+    s.optimizeAt = -1;
+  }
+
+  /** kprobe_optimizer(): a queued probe whose delay has passed is optimized now. */
+  private settle(s: KprobeSlot): void {
+    if (s.optimizeAt >= 0 && this.kernel.clock.now() >= s.optimizeAt) {
+      s.optimizeAt = -1;
+      s.flags |= KPROBE_FLAG_OPTIMIZED;
+    }
+  }
+
+  /**
+   * Whether hits of `p` come through the optprobe jump (context as the task
+   * runs) rather than int3 (an NMI-like entry with interrupts off). False for
+   * ftrace-based and unregistered probes.
+   */
+  isOptimized(p: Kprobe): boolean {
+    const s = this.validSlot(p);
+    if (!s) return false;
+    this.settle(s);
+    return (s.flags & KPROBE_FLAG_OPTIMIZED) !== 0;
   }
 
   /** arm_all_kprobes() / disarm_all_kprobes() (debugfs kprobes/enabled). */
@@ -626,6 +658,7 @@ export class Kprobes {
   private int3Handler(addr: bigint, regs: PtRegs, task: Task): void {
     const s = this.table.get(addr);
     if (!s || s.disabled) return;
+    this.settle(s);
     this.hit(s, addr, regs, task, addr + INT3_INSN_SIZE);
   }
 
@@ -683,6 +716,7 @@ export class Kprobes {
 
   /** /sys/kernel/debug/kprobes/list. */
   listText(): string {
+    for (const s of this.slots()) this.settle(s);
     return renderKprobeList(this.kernel.symbols, this.slots());
   }
 }
