@@ -36,3 +36,5 @@ export { Tracing } from './trace/tracing.js';
 export { buildDebugfs, type KprobesDebugView } from './tracefs/debugfs.js';
 export { Kprobe, Kretprobe, Kprobes, type KprobeSpec, type KretprobeInstance } from './ftrace/kprobes.js';
 export { Fprobe, registerFprobe, unregisterFprobe, enableFprobe, disableFprobe, type FprobeEntry, type FprobeExit } from './ftrace/fprobe.js';
+export { collectHookStats, formatHookStats, type HookStats } from './ftrace/hook_stats.js';
+export type { Series } from './kernel/series.js';
