@@ -44,7 +44,7 @@ export interface ProbeRuntime {
 const instances = new WeakMap<Tracing, DynEvents>();
 
 /** The event-filter parser's verdict on an eprobe's `if` clause, as its error_log entry. */
-function checkFilter(te: TraceEvents, event: EventView, filter: string): ErrorLogEntry | null {
+export function checkEventFilter(te: TraceEvents, event: EventView, filter: string): ErrorLogEntry | null {
   try {
     compileFilter(filter, { fields: event.fields as EventField[], symbols: te.symbols(), series: te.series, isFunctionEvent: false, nrCpus: te.nrCpus });
     return null;
@@ -57,7 +57,7 @@ function checkFilter(te: TraceEvents, event: EventView, filter: string): ErrorLo
 }
 
 /** A static or ftrace event as the probe parsers see it. */
-function eventView(type: TraceEventType): EventView {
+export function staticEventView(type: TraceEventType): EventView {
   return { system: type.system, name: type.name, fields: type.fields, kind: type.system === 'ftrace' ? 'ftrace' : 'static' };
 }
 
@@ -71,6 +71,8 @@ export class DynEvents {
   private readonly wasEnabled = new Map<TraceEventType, Set<TraceArray>>();
   /** tr->clear_trace. */
   private readonly clearTrace = new Set<TraceArray>();
+  /** How uprobe paths are looked up (the machine's file system; tests give their own). */
+  statPath: ProbeEnv['statPath'] = hostStatPath;
 
   /** The dynamic events of a tracing subsystem (made on first use). */
   static of(tracing: Tracing): DynEvents {
@@ -85,10 +87,10 @@ export class DynEvents {
     this.env = kernelProbeEnv(kernel, {
       findEvent: (system, name) => {
         const t = te.find(system, name);
-        return t && !this.isDynamic(t) ? eventView(t) : undefined;
+        return t && !this.isDynamic(t) ? staticEventView(t) : undefined;
       },
-      statPath: hostStatPath,
-      checkFilter: (event, filter) => checkFilter(te, event, filter),
+      statPath: (path) => this.statPath(path),
+      checkFilter: (event, filter) => checkEventFilter(te, event, filter),
     });
     this.runtimes = {
       kprobe: new KprobeRuntime(this),
