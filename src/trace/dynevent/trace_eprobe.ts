@@ -15,6 +15,7 @@ import { buildProbeRecord } from '../probe/fetch_exec.js';
 import type { EprobeLocation, ProbeEvent, TraceProbe } from '../probe/trace_probe.js';
 import type { DynEvents, ProbeRuntime } from './dyn_events.js';
 import type { ProbeEventType } from './probe_event_type.js';
+import { bumpPreempt } from './probe_context.js';
 import { probeMemory } from './probe_memory.js';
 
 /** The trigger an enabled eprobe leaves on its attached event (one per eprobe and trace array). */
@@ -86,9 +87,11 @@ export class EprobeRuntime implements ProbeRuntime {
     if (!tp || data.own.softDisabled) return;
     const type = this.dyn.typeOf(ev);
     if (!type) return;
+    // the trigger runs while the attached record is being committed, preemption still off for it
+    const rctx = bumpPreempt(ctx);
     const buf = buildProbeRecord(tp, TRACE_ENTRY_SIZE, { record: rec, comm: ctx.task.comm, mem: probeMemory(this.dyn.kernel, ctx.task) }, (b) =>
-      writeCommonHeader(b, type.id, ctx),
+      writeCommonHeader(b, type.id, rctx),
     );
-    data.own.commit(ctx, buf);
+    data.own.commit(rctx, buf);
   }
 }
