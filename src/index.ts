@@ -3,6 +3,7 @@ import { Kernel, type KernelOptions } from './kernel/kernel.js';
 import { Tracing } from './trace/tracing.js';
 import type { SuperBlock } from './tracefs/node.js';
 import { buildDebugfs } from './tracefs/debugfs.js';
+import { kprobesDebugView } from './ftrace/kprobes_debugfs.js';
 import { buildTracefs } from './tracefs/tree.js';
 import type { Tracefs } from './tracefs/tracefs.js';
 
@@ -23,7 +24,7 @@ export function createEmulator(opts: EmulatorOptions = {}): Emulator {
   const kernel = new Kernel(opts);
   const tracing = new Tracing(kernel);
   const fs = buildTracefs(tracing, opts.sb);
-  const debugfs = buildDebugfs(kernel);
+  const debugfs = buildDebugfs(kernel, { kprobes: kprobesDebugView(kernel) });
   return { kernel, tracing, fs, debugfs };
 }
 
@@ -33,3 +34,5 @@ export type { Caller } from './kernel/caller.js';
 export { Tracefs, Handle } from './tracefs/tracefs.js';
 export { Tracing } from './trace/tracing.js';
 export { buildDebugfs, type KprobesDebugView } from './tracefs/debugfs.js';
+export { Kprobe, Kretprobe, Kprobes, type KprobeSpec, type KretprobeInstance } from './ftrace/kprobes.js';
+export { Fprobe, registerFprobe, unregisterFprobe, enableFprobe, disableFprobe, type FprobeEntry, type FprobeExit } from './ftrace/fprobe.js';

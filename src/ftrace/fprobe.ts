@@ -1,0 +1,211 @@
+/**
+ * fprobe (kernel/trace/fprobe.c): entry and exit handlers on a set of
+ * functions, through ftrace. Two implementations, chosen by the series:
+ *  - 7.2 (`fprobe_fgraph.ts`): entry-only fprobes share one ftrace_ops,
+ *    fprobes with an exit handler share one fgraph_ops and keep their
+ *    per-call header and entry data on the task's shadow stack;
+ *  - 6.12 (`fprobe_rethook.ts`): one ftrace_ops per fprobe, returns hooked
+ *    through a rethook pool of `nrMaxactive` nodes per fprobe.
+ * Handlers see the task; what an event recorded from them would show is
+ * `contextOf(kernel, task)` (the preempt depth of the kernel path included).
+ */
+import { fail } from '../kernel/errno.js';
+import type { Kernel } from '../kernel/kernel.js';
+import type { PtRegs } from '../kernel/regs.js';
+import type { KernelFunction } from '../kernel/symbols.js';
+import type { Task } from '../kernel/task.js';
+import { FprobeGraph } from './fprobe_fgraph.js';
+import { functionsFromFilter, functionsFromNames } from './fprobe_filter.js';
+import { FprobeRethook } from './fprobe_rethook.js';
+import { Ftrace } from './ftrace.js';
+import { Kprobes } from './kprobes.js';
+
+/**
+ * Entry handler: ip is the function's ftrace address, retIp the return
+ * address, regs ftrace_regs (7.2: a partial pt_regs) or pt_regs (6.12),
+ * data the entry data (fprobes with an exit handler). A non-zero (or true)
+ * result skips this call's exit handler without counting a miss (session).
+ */
+export type FprobeEntry = (fp: Fprobe, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task) => number | boolean | void;
+/** Exit handler: regs.ax holds the return value; retIp is where the call returns to. */
+export type FprobeExit = (fp: Fprobe, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task) => void;
+
+/** FPROBE_FL_DISABLED / FPROBE_FL_KPROBE_SHARED. */
+export const FPROBE_FL_DISABLED = 1;
+export const FPROBE_FL_KPROBE_SHARED = 2;
+/** MAX_FPROBE_DATA_SIZE (7.x): 15 longs. */
+export const MAX_FPROBE_DATA_SIZE = 120;
+
+export interface FprobeOptions {
+  entry?: FprobeEntry;
+  exit?: FprobeExit;
+  /** Bytes kept from entry to exit per call (7.2: at most 120, aligned to 8). */
+  entryDataSize?: number;
+  /** 6.12: rethook nodes (default: functions x CPUs x 2). Ignored on 7.2. */
+  nrMaxactive?: number;
+  /** Shares its handlers with kprobes: skipped (a miss) while a kprobe runs on the CPU. */
+  kprobeShared?: boolean;
+  /** A name for stats. */
+  name?: string;
+}
+
+let nextAddr = 0xffff888104a00000n;
+
+/** struct fprobe. */
+export class Fprobe {
+  entry?: FprobeEntry;
+  exit?: FprobeExit;
+  entryDataSize: number;
+  nrMaxactive: number;
+  /** Calls whose handlers did not run for lack of room (shadow stack / rethook pool) or recursion. */
+  nmissed = 0;
+  /** Entry handler calls (the emulator's count). */
+  nhit = 0;
+  /** Exit handler calls. */
+  nexit = 0;
+  flags = 0;
+  name?: string;
+  /** Where the kernel would have allocated it: the pointer the 7.2 shadow-stack header encodes. */
+  readonly ptr: bigint;
+  /** @internal the kernel it is registered with and the functions it probes. */
+  kernel?: Kernel;
+  /** @internal */
+  fns: readonly KernelFunction[] = [];
+
+  constructor(opts: FprobeOptions) {
+    this.entry = opts.entry;
+    this.exit = opts.exit;
+    this.entryDataSize = opts.entryDataSize ?? 0;
+    this.nrMaxactive = opts.nrMaxactive ?? 0;
+    this.name = opts.name;
+    if (opts.kprobeShared) this.flags |= FPROBE_FL_KPROBE_SHARED;
+    this.ptr = nextAddr;
+    nextAddr += 0x100n;
+  }
+
+  get disabled(): boolean {
+    return (this.flags & FPROBE_FL_DISABLED) !== 0;
+  }
+
+  set disabled(on: boolean) {
+    if (on) this.flags |= FPROBE_FL_DISABLED;
+    else this.flags &= ~FPROBE_FL_DISABLED;
+  }
+
+  get kprobeShared(): boolean {
+    return (this.flags & FPROBE_FL_KPROBE_SHARED) !== 0;
+  }
+
+  /** Registered with a kernel now. */
+  get registered(): boolean {
+    return this.kernel !== undefined;
+  }
+
+  /** The functions it is on (while registered). */
+  get functions(): readonly KernelFunction[] {
+    return this.fns;
+  }
+}
+
+/** What each series' fprobe implementation does. */
+export interface FprobeBackend {
+  register(fp: Fprobe, fns: readonly KernelFunction[]): void;
+  unregister(fp: Fprobe): void;
+}
+
+const registry = new WeakMap<Kernel, Set<Fprobe>>();
+
+/** The fprobes registered with a kernel. */
+export function registeredFprobes(kernel: Kernel): ReadonlySet<Fprobe> {
+  return registry.get(kernel) ?? new Set();
+}
+
+export function fprobeBackend(kernel: Kernel): FprobeBackend {
+  return kernel.series === '6.12' ? FprobeRethook.of(kernel) : FprobeGraph.of(kernel);
+}
+
+/**
+ * register_fprobe() / register_fprobe_syms(): `filter` is a string of globs
+ * separated by spaces (`notFilter` likewise excludes), or a list of exact
+ * function names. ENOENT (nothing matches, 7.2) / EINVAL (6.12), E2BIG (7.2:
+ * entry data over 120 bytes), EEXIST (registered already), ENOSPC (no fgraph
+ * slot left), EBUSY.
+ */
+export function registerFprobe(kernel: Kernel, fp: Fprobe, filter: string | readonly string[], notFilter?: string): void {
+  if (fp.kernel) fail(kernel.series === '6.12' ? 'EBUSY' : 'EEXIST');
+  let fns: KernelFunction[];
+  try {
+    fns = typeof filter === 'string' ? functionsFromFilter(kernel, filter, notFilter) : functionsFromNames(kernel, filter);
+  } catch (e) {
+    // 6.12 sets the filter through ftrace_set_filter(), which says EINVAL when nothing matches.
+    if (kernel.series === '6.12' && typeof filter === 'string' && (e as { code?: string }).code === 'ENOENT') fail('EINVAL');
+    throw e;
+  }
+  fprobeBackend(kernel).register(fp, fns);
+  fp.kernel = kernel;
+  fp.fns = fns;
+  let set = registry.get(kernel);
+  if (!set) registry.set(kernel, (set = new Set()));
+  set.add(fp);
+}
+
+/** unregister_fprobe(): EINVAL if it is not registered. Calls in flight return normally; their exit handlers are not called. */
+export function unregisterFprobe(kernel: Kernel, fp: Fprobe): void {
+  if (fp.kernel !== kernel) fail('EINVAL');
+  fprobeBackend(kernel).unregister(fp);
+  fp.kernel = undefined;
+  fp.fns = [];
+  registry.get(kernel)?.delete(fp);
+}
+
+/** disable_fprobe(): soft-disable (handlers skipped, hooks stay). */
+export function disableFprobe(fp: Fprobe): void {
+  fp.disabled = true;
+}
+
+export function enableFprobe(fp: Fprobe): void {
+  fp.disabled = false;
+}
+
+/**
+ * __fprobe_handler() / __fprobe_kprobe_handler(): the entry handler (a
+ * kprobe-shared one is a miss while a kprobe runs on the CPU). A handler
+ * that throws is a bug in its user: logged, never passed to the probed code.
+ */
+export function callFprobeEntry(kernel: Kernel, fp: Fprobe, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task): number | boolean | void {
+  const entry = fp.entry;
+  if (!entry) return 0;
+  try {
+    if (fp.kprobeShared) {
+      const kp = Kprobes.of(kernel);
+      if (kp.kprobeRunning(task)) {
+        fp.nmissed++;
+        return 0;
+      }
+      fp.nhit++;
+      return kp.asBusy(task, () => entry(fp, ip, retIp, regs, data, task));
+    }
+    fp.nhit++;
+    return entry(fp, ip, retIp, regs, data, task);
+  } catch (e) {
+    Ftrace.of(kernel).hookFailed(e);
+    return 0;
+  }
+}
+
+/** The exit handler, guarded the same way. */
+export function callFprobeExit(kernel: Kernel, fp: Fprobe, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task): void {
+  const exit = fp.exit;
+  if (!exit) return;
+  fp.nexit++;
+  try {
+    exit(fp, ip, retIp, regs, data, task);
+  } catch (e) {
+    Ftrace.of(kernel).hookFailed(e);
+  }
+}
+
+/** SIZE_IN_LONG(). */
+export function sizeInLong(bytes: number): number {
+  return Math.ceil(bytes / 8);
+}

@@ -1,0 +1,35 @@
+/**
+ * /sys/kernel/debug/kprobes/list (kprobes.c show_kprobe_addr()): one line per
+ * probe, in kprobe hash-table order, the probes of an aggregate newest first:
+ * `ADDRESS  TYPE  SYMBOL+0xOFFS  MODULE FLAGS`, where TYPE is `k` or `r`
+ * (kretprobe), the module column is a space for vmlinux, and the flags are
+ * [GONE], [DISABLED], [OPTIMIZED], [FTRACE].
+ */
+import type { KallsymsTable } from '../kernel/symbol_table.js';
+import { AggrKprobe, type Kprobe, type KprobeSlot } from './kprobes.js';
+
+const GONE = 1;
+const DISABLED = 2;
+const OPTIMIZED = 4;
+const FTRACE = 8;
+
+function line(symbols: KallsymsTable, p: Kprobe, pp: KprobeSlot): string {
+  const addr = p.addr.toString(16).padStart(16, '0');
+  const type = p.kretprobe ? 'r' : 'k';
+  const l = symbols.lookup(p.addr);
+  let s = l ? `${addr}  ${type}  ${l.sym.name}+0x${l.offset.toString(16)}  ${l.sym.module ?? ' '} ` : `${addr}  ${type}  0x${p.addr.toString(16)} `;
+  if (p.flags & GONE) s += '[GONE]';
+  if (p.flags & DISABLED && !(p.flags & GONE)) s += '[DISABLED]';
+  if (pp.flags & OPTIMIZED) s += '[OPTIMIZED]';
+  if (pp.flags & FTRACE) s += '[FTRACE]';
+  return s + '\n';
+}
+
+export function renderKprobeList(symbols: KallsymsTable, slots: Iterable<KprobeSlot>): string {
+  let out = '';
+  for (const s of slots) {
+    if (s instanceof AggrKprobe) for (const p of s.list) out += line(symbols, p, s);
+    else out += line(symbols, s, s);
+  }
+  return out;
+}
