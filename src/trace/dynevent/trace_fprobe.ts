@@ -1,14 +1,23 @@
 /**
- * fprobe and tracepoint-probe events at run time (trace_fprobe.c): entry
- * records (`__probe_ip`, the arguments from ftrace_regs), exit records
- * (`__probe_func`, `__probe_ret_ip`, `$retval`, entry arguments saved in the
- * fprobe's entry data), and tracepoint probes fed by the tracepoint with its
- * prototype's arguments.
+ * fprobe and tracepoint-probe events at run time (trace_fprobe.c): each
+ * probe point is an fprobe — on its functions, or for `t:` on the
+ * tracepoint's probe stub, which the tracepoint then calls with its
+ * prototype's arguments. 7.2 registers it when the event is enabled and
+ * unregisters it when disabled; 6.12 registers it at definition (disabled)
+ * and only flips FPROBE_FL_DISABLED. Entry records carry `__probe_ip`, exit
+ * records `__probe_func`, `__probe_ret_ip`, `$retval` and the entry
+ * arguments kept in the fprobe's entry data.
  */
+import { fail } from '../../kernel/errno.js';
 import type { ExecContext } from '../../kernel/context.js';
+import type { PtRegs } from '../../kernel/regs.js';
+import type { Task } from '../../kernel/task.js';
 import type { TracepointProbe } from '../../kernel/tracepoint.js';
+import { disableFprobe, enableFprobe, Fprobe, registerFprobe, unregisterFprobe } from '../../ftrace/fprobe.js';
+import { contextOf, executorOf } from '../../ftrace/kernel_seam.js';
 import { TRACE_ENTRY_SIZE, writeCommonHeader } from '../event_type.js';
-import { buildProbeRecord, type FetchRegs, type FetchSource } from '../probe/fetch_exec.js';
+import { buildProbeRecord, storeEntryData, type FetchSource } from '../probe/fetch_exec.js';
+import { fprobeEnableCheck } from '../probe/fprobe.js';
 import type { FprobeLocation, ProbeEvent, TraceProbe } from '../probe/trace_probe.js';
 import type { DynEvents, ProbeRuntime } from './dyn_events.js';
 import { bumpPreempt } from './probe_context.js';
@@ -16,112 +25,167 @@ import type { ProbeEventType } from './probe_event_type.js';
 import { probeMemory } from './probe_memory.js';
 import { tracepointParams } from './tracepoint_args.js';
 
-/** Registers holding a tracepoint stub's arguments: `void *__data` first, then the prototype's. */
-class StubRegs implements FetchRegs {
-  constructor(private readonly values: readonly bigint[]) {}
-  atOffset(): bigint | undefined {
-    return 0n;
-  }
-  get sp(): bigint {
-    return 0n;
-  }
-  get ax(): bigint {
-    return 0n;
-  }
-  arg(n: number): bigint | undefined {
-    return n <= 6 ? (this.values[n - 1] ?? 0n) : undefined;
-  }
-}
-
-/** What an armed probe point holds. */
-interface Armed {
-  disarm(): void;
+/** One probe point: its fprobe, and for a tracepoint probe the tracepoint callback that calls the stub. */
+interface FprobePoint {
+  fp: Fprobe;
+  tracepoint?: { name: string; probe: TracepointProbe<never> };
 }
 
 export class FprobeRuntime implements ProbeRuntime {
-  private readonly armed = new Map<TraceProbe, Armed>();
+  private readonly points = new Map<TraceProbe, FprobePoint>();
+  /** The tracepoint's context while it calls a probe stub: what the stub's records build on. */
+  private readonly stubContext = new Map<Task, ExecContext>();
 
   constructor(private readonly dyn: DynEvents) {}
 
+  private get legacy(): boolean {
+    return this.dyn.kernel.series === '6.12';
+  }
+
+  /** 6.12 registers at definition, disabled unless the event is on. */
   added(tp: TraceProbe): void {
-    if (tp.ev?.enabled) this.arm(tp);
+    if (this.legacy || tp.ev?.enabled) {
+      try {
+        this.register(tp);
+      } catch {
+        // the parser checked the target: nothing more to say here
+      }
+    }
   }
 
   removed(tp: TraceProbe): void {
-    this.disarm(tp);
+    this.unregister(tp);
   }
 
   enable(ev: ProbeEvent, _type: ProbeEventType): void {
     const done: TraceProbe[] = [];
     try {
       for (const tp of ev.probes) {
-        this.arm(tp);
+        if (this.legacy) {
+          const p = this.points.get(tp);
+          if (p) enableFprobe(p.fp);
+        } else {
+          // __register_trace_fprobe() at enable: @symbols resolve now, the pattern must still match
+          const ret = fprobeEnableCheck(tp, this.dyn.env);
+          if (ret) fail(ret);
+          this.register(tp);
+        }
         done.push(tp);
       }
     } catch (e) {
-      for (const tp of done) this.disarm(tp);
+      for (const tp of done) this.off(tp);
       throw e;
     }
   }
 
   disable(ev: ProbeEvent, _type: ProbeEventType): void {
-    for (const tp of ev.probes) this.disarm(tp);
+    for (const tp of ev.probes) this.off(tp);
   }
 
-  private arm(tp: TraceProbe): void {
-    if (this.armed.has(tp)) return;
+  /** 7.2 detaches the fprobe; 6.12 keeps it, disabled. */
+  private off(tp: TraceProbe): void {
+    if (this.legacy) {
+      const p = this.points.get(tp);
+      if (p) disableFprobe(p.fp);
+    } else this.unregister(tp);
+  }
+
+  private register(tp: TraceProbe): void {
+    if (this.points.has(tp)) return;
     const loc = tp.loc as FprobeLocation;
-    if (loc.tracepoint) this.armed.set(tp, this.armTracepoint(tp, loc));
-  }
-
-  private disarm(tp: TraceProbe): void {
-    this.armed.get(tp)?.disarm();
-    this.armed.delete(tp);
-  }
-
-  /** A tracepoint probe: the stub's prototype gives the arguments, the record names the stub's ftrace site. */
-  private armTracepoint(tp: TraceProbe, loc: FprobeLocation): Armed {
     const kernel = this.dyn.kernel;
-    const tps = kernel.tracepoints;
-    const stubName = `__probestub_${loc.symbol}`;
-    const stub = kernel.symbols.byName(stubName)[0];
-    const ip = stub ? stub.addr + BigInt(stub.fentryOffset) : 0n;
-    // the stub's parameters after its `void *__data`
-    const params = kernel.types.funcProto(stubName)?.params.slice(1) ?? [];
-    const te = this.dyn.events;
-    const probe: TracepointProbe<Readonly<Record<string, unknown>>> = (ctx, args) => {
-      const ev = tp.ev;
-      const type = ev && this.dyn.typeOf(ev);
-      if (!ev || !type) return;
-      const values = [0n, ...tracepointParams(kernel, params, args, te.strings)];
-      // the stub is entered through fprobe: one level deeper than the event's own record
-      const rctx = bumpPreempt(ctx);
-      this.emitEntry(tp, type.id, rctx, ip, { regs: new StubRegs(values), comm: ctx.task.comm, mem: probeMemory(kernel, ctx.task) });
-    };
-    tps.register(loc.symbol, probe as TracepointProbe<never>);
-    return { disarm: () => tps.unregister(loc.symbol, probe as TracepointProbe<never>) };
+    const fp = new Fprobe({
+      name: `${tp.group}/${tp.event}`,
+      entryDataSize: tp.isReturn ? tp.entryArgs.length * 8 : 0,
+      nrMaxactive: loc.maxactive,
+      entry: tp.isReturn
+        ? tp.entryArgs.length
+          ? (_fp, _ip, _retIp, regs, data, task) => this.storeEntry(tp, regs, data, task)
+          : undefined
+        : (_fp, ip, _retIp, regs, _data, task) => this.fentry(tp, ip, regs, task),
+      exit: tp.isReturn ? (_fp, ip, retIp, regs, data, task) => this.fexit(tp, ip, retIp, regs, data, task) : undefined,
+    });
+    if (this.legacy && !tp.ev?.enabled) fp.disabled = true;
+    const point: FprobePoint = { fp };
+    if (loc.tracepoint) {
+      const stub = `__probestub_${loc.symbol}`;
+      registerFprobe(kernel, fp, [stub]);
+      point.tracepoint = { name: loc.symbol, probe: this.stubCaller(stub) };
+      kernel.tracepoints.register(loc.symbol, point.tracepoint.probe);
+    } else {
+      registerFprobe(kernel, fp, loc.symbol);
+    }
+    this.points.set(tp, point);
   }
 
-  /** __fentry_trace_func(): the entry record into every array where the event is on. */
-  emitEntry(tp: TraceProbe, id: number, ctx: ExecContext, ip: bigint, src: FetchSource): void {
+  private unregister(tp: TraceProbe): void {
+    const p = this.points.get(tp);
+    if (!p) return;
+    this.points.delete(tp);
+    if (p.tracepoint) this.dyn.kernel.tracepoints.unregister(p.tracepoint.name, p.tracepoint.probe);
+    unregisterFprobe(this.dyn.kernel, p.fp);
+  }
+
+  /** The tracepoint's callback: the probe stub, called with the prototype's arguments (its fprobe sees the entry). */
+  private stubCaller(stub: string): TracepointProbe<never> {
+    const kernel = this.dyn.kernel;
+    const params = kernel.types.funcProto(stub)?.params.slice(1) ?? [];
+    const probe: TracepointProbe<Readonly<Record<string, unknown>>> = (ctx, args) => {
+      const task = ctx.task;
+      const values = [0n, ...tracepointParams(kernel, params, args, this.dyn.events.strings)];
+      const outer = this.stubContext.get(task);
+      this.stubContext.set(task, ctx);
+      try {
+        void executorOf(kernel).call(task, stub, values);
+      } finally {
+        if (outer) this.stubContext.set(task, outer);
+        else this.stubContext.delete(task);
+      }
+    };
+    return probe as TracepointProbe<never>;
+  }
+
+  /** The context a record made now shows: inside a probe stub, one level deeper than the tracepoint's own event. */
+  private recordContext(task: Task): ExecContext {
+    const tpctx = this.stubContext.get(task);
+    return tpctx ? bumpPreempt(tpctx) : contextOf(this.dyn.kernel, task);
+  }
+
+  private source(regs: PtRegs, task: Task, edata?: Buffer): FetchSource {
+    return { regs, edata, comm: task.comm, mem: probeMemory(this.dyn.kernel, task) };
+  }
+
+  /** trace_fprobe_entry_handler(): the entry arguments an exit probe fetches. */
+  private storeEntry(tp: TraceProbe, regs: PtRegs, data: Buffer | undefined, task: Task): number {
+    if (data) storeEntryData(tp.entryArgs, regs, probeMemory(this.dyn.kernel, task)).copy(data);
+    return 0;
+  }
+
+  /** fentry_dispatcher() → __fentry_trace_func(). */
+  private fentry(tp: TraceProbe, ip: bigint, regs: PtRegs, task: Task): number {
     const type = tp.ev && this.dyn.typeOf(tp.ev);
-    if (!type) return;
+    if (!type || !tp.ev?.enabled) return 0;
+    const ctx = this.recordContext(task);
+    const src = this.source(regs, task);
     this.dyn.events.emit(type, ctx, () =>
       buildProbeRecord(tp, TRACE_ENTRY_SIZE + 8, src, (b) => {
-        writeCommonHeader(b, id, ctx);
+        writeCommonHeader(b, type.id, ctx);
         b.writeBigUInt64LE(BigInt.asUintN(64, ip), TRACE_ENTRY_SIZE);
       }),
     );
+    return 0;
   }
 
-  /** __fexit_trace_func(): the exit record. */
-  emitExit(tp: TraceProbe, id: number, ctx: ExecContext, func: bigint, retIp: bigint, src: FetchSource): void {
+  /** fexit_dispatcher() → __fexit_trace_func(). */
+  private fexit(tp: TraceProbe, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task): void {
     const type = tp.ev && this.dyn.typeOf(tp.ev);
-    if (!type) return;
+    if (!type || !tp.ev?.enabled) return;
+    const ctx = contextOf(this.dyn.kernel, task);
+    const src = this.source(regs, task, data);
     this.dyn.events.emit(type, ctx, () =>
       buildProbeRecord(tp, TRACE_ENTRY_SIZE + 16, src, (b) => {
-        writeCommonHeader(b, id, ctx);
-        b.writeBigUInt64LE(BigInt.asUintN(64, func), TRACE_ENTRY_SIZE);
+        writeCommonHeader(b, type.id, ctx);
+        b.writeBigUInt64LE(BigInt.asUintN(64, ip), TRACE_ENTRY_SIZE);
         b.writeBigUInt64LE(BigInt.asUintN(64, retIp), TRACE_ENTRY_SIZE + 8);
       }),
     );
