@@ -95,3 +95,37 @@ describe('call executor', () => {
     expect(hits).toEqual([0, 4, 9]);
   });
 });
+
+describe('call executor: tail calls, recursion, nesting', () => {
+  it('a tail call returns straight to the tail caller\'s caller through the same slot', () => {
+    const { exec, task, mem, fns } = setup();
+    const seen: string[] = [];
+    exec.fentryPatched[1] = 1;
+    exec.fentryPatched[2] = 1;
+    exec.fentry = (ip, parent, regs, t) => seen.push(`${fns.find((f) => f.addr + 4n === ip)!.name}<-${parent.toString(16)} depth=${t.frames.length} slot=${mem.readU64(regs.sp)!.toString(16)}`);
+    exec.define('ksys_read', (x) => x.call('vfs_read'));
+    exec.define('vfs_read', (x) => x.tail('rw_verify_area', [9n]));
+    exec.define('rw_verify_area', (x) => x.args[0]);
+    expect(exec.call(task, 'ksys_read')).toBe(9n);
+    // rw_verify_area sits where vfs_read sat: same depth, same return address.
+    expect(seen[0]!.split('<-')[1]).toBe(seen[1]!.split('<-')[1]);
+    expect(seen[0]!.endsWith('depth=2 slot=' + seen[0]!.split('<-')[1]!.split(' ')[0])).toBe(true);
+    expect(seen[1]!).toContain('depth=2');
+    expect(task.frames).toHaveLength(0);
+    expect(exec.corruptions).toBe(0);
+  });
+
+  it('recursion nests frames with distinct return slots, and unwinds them all', () => {
+    const { exec, task, mem } = setup();
+    const slots: bigint[] = [];
+    exec.fentryPatched[2] = 1;
+    exec.fentry = (_ip, _p, regs) => slots.push(regs.sp);
+    exec.define('rw_verify_area', (x) => (x.args[0]! > 0n ? (x.call('rw_verify_area', [x.args[0]! - 1n]) as bigint) + 1n : 0n));
+    expect(exec.call(task, 'rw_verify_area', [5n])).toBe(5n);
+    expect(slots).toHaveLength(6);
+    for (let i = 1; i < slots.length; i++) expect(slots[i]).toBeLessThan(slots[i - 1]!);
+    // Each inner return address is inside rw_verify_area itself.
+    expect(mem.readU64(slots[5]!)! >= 0xffffffff81002000n).toBe(true);
+    expect(task.frames).toHaveLength(0);
+  });
+});

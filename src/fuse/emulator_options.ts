@@ -13,6 +13,8 @@ export const EMULATOR_CLI_OPTIONS = {
   cpus: { type: 'number', describe: 'number of CPUs (default: the host\'s)' },
   seed: { type: 'number', describe: 'seed of everything random in the background activity' },
   features: { type: 'string', describe: `kernel options Debian builds without, comma-separated (${KERNEL_FEATURES.join(', ')}); default none` },
+  activity: { type: 'number', default: 1, describe: "rate of the kernel's background activity (1: an idle machine's, 0: none)" },
+  'proc-events': { type: 'boolean', default: true, describe: "follow every process's fork/exec/exit through the kernel's proc connector (root only)" },
 } as const satisfies Record<string, Options>;
 
 export interface EmulatorCliArgs {
@@ -20,6 +22,8 @@ export interface EmulatorCliArgs {
   cpus?: number;
   seed?: number;
   features?: string;
+  activity?: number;
+  procEvents?: boolean;
 }
 
 export function emulatorOptionsFrom(a: EmulatorCliArgs): EmulatorOptions {
@@ -42,5 +46,10 @@ export function emulatorOptionsFrom(a: EmulatorCliArgs): EmulatorOptions {
     if (bad.length) throw new Error(`--features: unknown ${bad.join(', ')} (${KERNEL_FEATURES.join(', ')})`);
     o.features = list as KernelFeature[];
   }
+  if (a.activity !== undefined && (!Number.isFinite(a.activity) || a.activity < 0)) throw new Error(`--activity: expected a rate >= 0, got ${a.activity}`);
+  // A mounted kernel lives: its calls run their kernel paths, its background work runs, it follows the machine's processes.
+  o.activity = a.activity ?? 1;
+  o.procEvents = a.procEvents ?? true;
+  o.callPaths = true;
   return o;
 }

@@ -45,9 +45,21 @@ export class Call {
     readonly args: readonly Value[],
   ) {}
 
+  /** This activation ended in a tail call: its callee returned for it. */
+  tailed = false;
+
   /** Calls a child function from this one. */
   call(fn: string | KernelFunction, args: readonly (Value | number)[] = [], body?: Body): Value | Promise<Value> {
     return this.exec.call(this.task, fn, args, body);
+  }
+
+  /**
+   * A tail call (`jmp callee`): this function's frame is replaced by the
+   * callee's, which returns straight to this function's caller through the
+   * same return slot. Must be the last thing the body does; return its value.
+   */
+  tail(fn: string | KernelFunction, args: readonly (Value | number)[] = [], body?: Body): Value | Promise<Value> {
+    return this.exec.tailCall(this, fn, args, body);
   }
 }
 
@@ -96,13 +108,35 @@ export class Executor {
   /** Calls that returned to an address that was not their call site (a broken return hook). */
   corruptions = 0;
 
+  /** A word view of fentryPatched, to tell quickly whether anything is patched. */
+  private readonly patchedWords: Uint32Array;
+
   constructor(private readonly deps: ExecutorDeps) {
-    this.fentryPatched = new Uint8Array(deps.nrFunctions);
+    const words = Math.ceil(deps.nrFunctions / 4);
+    this.patchedWords = new Uint32Array(words);
+    this.fentryPatched = new Uint8Array(this.patchedWords.buffer, 0, deps.nrFunctions);
   }
 
   /** The kernel address space calls run in (stacks, return slots). */
   get memory(): AddressSpace {
     return this.deps.kernelMemory;
+  }
+
+  /** Resolves a function by name (undefined if the kernel has none of that name). */
+  resolve(name: string): KernelFunction | undefined {
+    return this.deps.resolve(name);
+  }
+
+  /**
+   * Whether any hook can observe a call now: a patched __fentry__ site or a
+   * breakpoint. Work nobody can see may be skipped (the background activity
+   * does so to stay cheap).
+   */
+  get observed(): boolean {
+    if (this.breakpoints.size > 0) return true;
+    const w = this.patchedWords;
+    for (let i = 0; i < w.length; i++) if (w[i] !== 0) return true;
+    return false;
   }
 
   define(name: string, body: Body): void {
@@ -126,56 +160,88 @@ export class Executor {
 
   /**
    * Runs `fn` in `task` with integer arguments `args`. Returns its %ax, or a
-   * promise of it if the body sleeps.
+   * promise of it if the body sleeps. `site` overrides the return address
+   * (a call made through an intermediate that left no frame).
    */
-  call(task: Task, fnOrName: string | KernelFunction, args: readonly (Value | number)[] = [], body?: Body): Value | Promise<Value> {
+  call(task: Task, fnOrName: string | KernelFunction, args: readonly (Value | number)[] = [], body?: Body, site?: bigint): Value | Promise<Value> {
     const fn = typeof fnOrName === 'string' ? this.deps.resolve(fnOrName) : fnOrName;
     if (!fn) throw new Error(`emulated kernel: no function ${String(fnOrName)}`);
     const mem = this.deps.kernelMemory;
-    const values = args.map((a) => BigInt.asUintN(64, BigInt(a)));
+    const values = toValues(args);
     const regs = new PtRegs();
-    for (let i = 0; i < ARG_REGS.length && i < values.length; i++) regs.set(ARG_REGS[i], values[i]);
+    regs.setArgs(values);
 
     // Arguments past the sixth go on the stack, then the call pushes the return address.
     const caller = task.frames[task.frames.length - 1];
-    const callSite = caller ? caller.fn.addr + BigInt(this.callSite(caller.fn, fn)) : this.entryReturn;
-    let sp = task.sp;
+    const callSite = site ?? (caller ? caller.fn.addr + BigInt(this.callSite(caller.fn, fn)) : this.entryReturn);
+    const savedSp = task.sp;
+    let sp = savedSp;
     for (let i = values.length - 1; i >= ARG_REGS.length; i--) {
       sp -= 8n;
       mem.writeU64(sp, values[i]);
     }
     sp -= 8n;
     mem.writeU64(sp, callSite);
-    const savedSp = task.sp;
-    task.sp = sp;
     regs.sp = sp;
     regs.ip = fn.addr;
+    return this.run(new Call(this, task, fn, regs, callSite, values), body ?? this.bodies.get(fn.name), savedSp);
+  }
 
-    const x = new Call(this, task, fn, regs, callSite, values);
+  /** `x` jumps to `fn`: see Call.tail. */
+  tailCall(x: Call, fnOrName: string | KernelFunction, args: readonly (Value | number)[] = [], body?: Body): Value | Promise<Value> {
+    const fn = typeof fnOrName === 'string' ? this.deps.resolve(fnOrName) : fnOrName;
+    if (!fn) throw new Error(`emulated kernel: no function ${String(fnOrName)}`);
+    const { task } = x;
+    x.tailed = true;
+    const i = task.frames.lastIndexOf(x);
+    if (i >= 0) task.frames.splice(i, 1);
+    const values = toValues(args);
+    const regs = new PtRegs();
+    regs.setArgs(values);
+    // Same return slot, left as it is (a return hook on x already replaced it).
+    regs.sp = x.regs.sp;
+    regs.ip = fn.addr;
+    return this.run(new Call(this, task, fn, regs, x.callSite, values), body ?? this.bodies.get(fn.name), task.sp);
+  }
+
+  private run(x: Call, body: Body | undefined, savedSp: bigint): Value | Promise<Value> {
+    const { task } = x;
     task.frames.push(x);
+    task.sp = x.regs.sp;
     const unwind = (): void => {
-      task.frames.pop();
+      const frames = task.frames;
+      if (frames[frames.length - 1] === x) frames.pop();
+      else {
+        const i = frames.lastIndexOf(x);
+        if (i >= 0) frames.splice(i, 1);
+      }
       task.sp = savedSp;
     };
-
     let result: BodyResult;
     try {
       this.enter(x);
-      result = (body ?? this.bodies.get(fn.name))?.(x);
+      result = body?.(x);
     } catch (e) {
       unwind();
       throw e;
     }
     if (result instanceof Promise) {
       return result.then(
-        (v) => this.leave(x, v, unwind),
+        (v) => this.finish(x, v, unwind),
         (e) => {
           unwind();
           throw e;
         },
       );
     }
-    return this.leave(x, result, unwind);
+    return this.finish(x, result, unwind);
+  }
+
+  private finish(x: Call, v: Value | number | void, unwind: () => void): Value {
+    if (!x.tailed) return this.leave(x, v, unwind);
+    // The tail callee already returned through the slot.
+    unwind();
+    return BigInt.asUintN(64, BigInt(v ?? 0));
   }
 
   /** Function entry: breakpoints before the fentry site, ftrace, then breakpoints in the body. */
@@ -219,4 +285,13 @@ export class Executor {
     if (addr !== x.callSite) this.corruptions++;
     return ax;
   }
+}
+
+function toValues(args: readonly (Value | number)[]): Value[] {
+  const out = new Array<Value>(args.length);
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    out[i] = typeof a === 'bigint' ? (a >= 0n && a < 1n << 64n ? a : BigInt.asUintN(64, a)) : BigInt.asUintN(64, BigInt(a));
+  }
+  return out;
 }

@@ -1,21 +1,54 @@
 /**
- * The emulated kernel: time, CPUs, tasks, and the call paths that operations
- * on the mount run. It knows nothing of the filesystem that drives it.
+ * The emulated kernel: time, CPUs, tasks, memory, the call executor, and the
+ * call paths that operations on the mount and the kernel's own background
+ * work run. It knows nothing of the filesystem that drives it.
  */
 import { availableParallelism } from 'node:os';
-import type { Caller } from './caller.js';
+import { Activity, type ActivityOptions } from './activity.js';
 import type { Btf } from './btf.js';
+import type { Caller } from './caller.js';
+import { loadCallPaths, type CallPaths } from './call_paths.js';
 import type { CallSites } from './call_sites.js';
+import { startProcEvents, type ProcEvents } from './cn_proc.js';
 import { Clock } from './clock.js';
+import type { ExecContext } from './context.js';
+import { Cpu, execContext } from './cpu.js';
+import type { FuncProto } from './ctypes.js';
+import { Executor } from './executor.js';
+import { makeFnHooks, type HookHost } from './fn_hooks.js';
+import { FunctionSampler } from './function_sampler.js';
 import type { InsnModel } from './insn_model.js';
 import { loadCallSites, loadInsnModel, loadKprobeBlacklist, loadModuleTypes, loadSymbols, loadTypes, type SymbolSource } from './kernel_symbols.js';
+import { KernelMemory, THREAD_SIZE } from './kmem.js';
 import type { KprobeBlacklist } from './kprobe_blacklist.js';
 import type { KernelFeature } from './features.js';
+import { KStructs } from './kstruct.js';
+import type { AddressSpace } from './memory.js';
+import { PathRunner, type FnHook, type RunCtx } from './path_runner.js';
+import { ProcessMirror } from './proc_mirror.js';
+import { HostProcSource, type ProcSource } from './proc_source.js';
+import { ProcessPaths } from './process_paths.js';
+import { PT_REGS } from './regs.js';
+import { Rng } from './rng.js';
+import { Scheduler } from './sched.js';
 import { DEFAULT_SERIES, type Series } from './series.js';
 import type { KallsymsTable } from './symbol_table.js';
-import type { Task } from './task.js';
+import type { KernelFunction } from './symbols.js';
+import type { Syscall } from './syscall.js';
+import { SyscallPaths } from './syscall_paths.js';
+import { TASK_STATE_BITS, type Task } from './task.js';
 import { TaskTable } from './tasks.js';
 import { TracepointRegistry } from './tracepoint.js';
+import { UserMm } from './user_mm.js';
+import { TracefsVfs } from './vfs.js';
+
+export type { FopNames, Syscall, SyscallName, SyscallNode } from './syscall.js';
+
+/** Fork and exit notifiers (what kernel_clone and do_exit tell their hooks). */
+export interface TaskLifecycle {
+  readonly forked: Set<(child: Task, parent: Task | undefined) => void>;
+  readonly exited: Set<(task: Task) => void>;
+}
 
 export interface KernelOptions {
   /** Kernel series to behave as (default 7.2). */
@@ -28,33 +61,78 @@ export interface KernelOptions {
   symbols?: SymbolSource;
   /** Kconfig options Debian leaves off, turned on here (default: none, Debian's config). */
   features?: readonly KernelFeature[];
+  /**
+   * Background kernel work (scheduler ticks, wakeups, RCU, timers, ...): a
+   * rate multiplier (1 = an idle machine), or false/0 for none — the
+   * library default; the daemon turns it on.
+   */
+  activity?: number | false | ActivityOptions;
+  /** Where real processes are read from: the host's /proc (default), a scripted source (tests), or false (no mirroring). */
+  proc?: ProcSource | false;
+  /** Follow every process's fork/exec/exit through the kernel's proc connector (root only; the daemon turns it on). */
+  procEvents?: boolean;
+  /**
+   * Run the kernel paths of system calls on the mount (sys_enter/sys_exit,
+   * do_syscall_64 → ... → the file's f_op, context switches to the caller).
+   * Off by default in the library (unit tests see only what they fire); the
+   * daemon turns it on.
+   */
+  callPaths?: boolean;
+  /** A clock that moves only when told (tests). */
+  virtualClock?: boolean;
 }
 
-/** A system call made on the mount, as the kernel path that serves it needs to know it. */
-export interface Syscall {
-  name: 'openat' | 'read' | 'write' | 'close' | 'getdents64' | 'newfstatat' | 'mkdir' | 'rmdir' | 'fchownat' | 'fchmodat' | 'poll' | 'truncate';
-  /** Path relative to the tracefs root. */
-  path: string;
-  /** Bytes asked for (read/write). */
-  count?: number;
-}
+/** Tracepoints the kernel fires itself, outside any call tree (the scheduler, process lives, system call entry and exit). */
+const EXPLICIT = ['sched_switch', 'sched_wakeup', 'sched_waking', 'sched_wakeup_new', 'sched_process_fork', 'sched_process_exec', 'sched_process_exit', 'sched_process_free', 'sched_process_wait', 'sched_stat_runtime', 'sys_enter', 'sys_exit'];
 
-export class Kernel {
+/** Tracepoints fired by functions inside the call trees: enabling one makes the trees run. */
+const IN_TREES = [
+  'timer_start', 'timer_expire_entry', 'timer_expire_exit', 'timer_cancel', 'hrtimer_start', 'hrtimer_expire_entry', 'hrtimer_expire_exit', 'hrtimer_cancel',
+  'kmalloc', 'kfree', 'kmem_cache_alloc', 'kmem_cache_free', 'softirq_entry', 'softirq_exit', 'softirq_raise', 'rcu_utilization', 'workqueue_queue_work',
+  'workqueue_activate_work', 'workqueue_execute_start', 'workqueue_execute_end', 'local_timer_entry', 'local_timer_exit',
+];
+
+export class Kernel implements HookHost {
   readonly series: Series;
   readonly nrCpus: number;
-  readonly clock = new Clock();
+  readonly clock: Clock;
   readonly tasks: TaskTable;
   readonly seed: number;
   readonly symbolSource: SymbolSource;
   /** Optional features built in (see features.ts). */
   readonly features: ReadonlySet<KernelFeature>;
+  /** Static tracepoints kernel code fires (sched_switch, sys_enter, ...); the trace layer attaches probes. */
+  readonly tracepoints = new TracepointRegistry();
+  readonly kmem = new KernelMemory();
+  readonly cpus: Cpu[];
+  readonly sched: Scheduler;
+  readonly procs: ProcessPaths;
+  readonly mirror: ProcessMirror;
+  readonly rng: Rng;
+  /** Who wants to know when tasks come and go (ftrace: shadow stacks, function-fork). */
+  readonly taskLifecycle: TaskLifecycle = { forked: new Set(), exited: new Set() };
+  /** Whether system calls on the mount run their kernel paths. */
+  callPaths: boolean;
+  /** Where the mount is, as processes name the paths they pass (their filename arguments). */
+  mountPoint = '/sys/kernel/tracing';
   private symtab?: KallsymsTable;
-  private btf?: Btf;
+  private btf?: Btf | null;
   private insnModel?: InsnModel;
   private blacklist?: KprobeBlacklist;
   private calls?: CallSites;
-  /** Static tracepoints kernel code fires (sched_switch, sys_enter, ...); the trace layer attaches probes. */
-  readonly tracepoints = new TracepointRegistry();
+  private exec_?: Executor;
+  private structs_?: KStructs;
+  private vfs_?: TracefsVfs;
+  private runner_?: PathRunner;
+  private hooks_?: Map<string, FnHook>;
+  private activity_?: Activity;
+  private readonly activityOpts?: ActivityOptions;
+  private readonly syscalls = new SyscallPaths(this);
+  private readonly procSource?: ProcSource;
+  private procEvents?: ProcEvents;
+  private exitTimer?: NodeJS.Timeout;
+  private readonly siteCache = new Map<number, { real: Map<number, number>; indirect: number[]; next: number; assigned: Map<number, number> }>();
+  private readonly mms = new Map<number, UserMm>();
 
   constructor(opts: KernelOptions = {}) {
     this.series = opts.series ?? DEFAULT_SERIES;
@@ -62,10 +140,24 @@ export class Kernel {
     this.nrCpus = Math.max(1, opts.cpus ?? availableParallelism());
     this.seed = opts.seed ?? 1;
     this.features = new Set(opts.features ?? []);
+    this.clock = new Clock({ virtual: opts.virtualClock });
+    this.rng = new Rng(this.seed, 'kernel');
+    this.callPaths = opts.callPaths ?? false;
     this.tasks = new TaskTable(this.nrCpus);
+    this.cpus = this.tasks.idle.map((t, i) => new Cpu(i, t));
+    this.sched = new Scheduler(this);
+    this.procs = new ProcessPaths(this);
+    this.procSource = opts.proc === false ? undefined : (opts.proc ?? new HostProcSource());
+    this.mirror = new ProcessMirror(this, this.procSource);
+    const a = opts.activity;
+    const rate = typeof a === 'number' ? a : a === false || a === undefined ? 0 : (a.rate ?? 1);
+    if (rate > 0) this.activityOpts = { rate };
+    if (rate > 0 || opts.procEvents) this.start(opts.procEvents ?? false);
   }
 
-  /** kallsyms and the ftrace function list (loaded on first use, then shared by every kernel of the process). */
+  // --- what the kernel is made of (loaded on first use, shared by every kernel of the process)
+
+  /** kallsyms and the ftrace function list. */
   get symbols(): KallsymsTable {
     return (this.symtab ??= loadSymbols(this.symbolSource, this.series));
   }
@@ -95,17 +187,346 @@ export class Kernel {
     return (this.calls ??= loadCallSites(this.symbolSource, this.series, this.symbols, this.insns));
   }
 
-  /** The task of a calling process. */
-  taskOf(caller: Caller): Task {
-    return this.tasks.fromCaller(caller, this.nrCpus);
+  /** The kernel address space (objects, stacks, strings). */
+  get kernelMemory(): AddressSpace {
+    return this.kmem.space;
+  }
+
+  /** Struct layouts applied to kernel memory. */
+  get structs(): KStructs {
+    if (!this.structs_) {
+      let types: Btf | undefined;
+      try {
+        types = this.types;
+      } catch {
+        types = undefined;
+      }
+      this.structs_ = new KStructs(types, this.kmem.space);
+    }
+    return this.structs_;
+  }
+
+  /** The call executor, with every task laid out in memory (made on first use). */
+  get exec(): Executor {
+    if (!this.exec_) {
+      const syms = this.symbols;
+      const ex = new Executor({ resolve: (n) => this.resolve(n), nrFunctions: syms.functions.length, kernelMemory: this.kmem.space });
+      ex.callSite = (caller, callee) => this.siteOffset(caller, callee);
+      const entry = syms.byName('entry_SYSCALL_64_after_hwframe')[0];
+      const doSys = syms.byName('do_syscall_64')[0];
+      if (entry && doSys) ex.entryReturn = entry.addr + BigInt(this.callSites.returnOffset(entry, doSys));
+      this.exec_ = ex;
+      this.tasks.onAdd = (t) => {
+        this.layoutTask(t);
+        for (const f of this.taskLifecycle.forked) f(t, t.ppid ? this.tasks.get(t.ppid) : undefined);
+      };
+      this.tasks.onDelete = (t) => {
+        for (const f of this.taskLifecycle.exited) f(t);
+        this.freeTask(t);
+      };
+      for (const c of this.cpus) c.rq = this.percpu('runqueues', c.id);
+      for (const t of [...this.tasks.idle, ...this.tasks.kthreads, ...this.tasks.all()]) this.layoutTask(t);
+    }
+    return this.exec_;
+  }
+
+  /** Whether the VFS objects exist yet (nothing to forget before they do). */
+  get vfsReady(): boolean {
+    return this.vfs_ !== undefined;
+  }
+
+  /** The tracefs mount's VFS objects. */
+  get vfs(): TracefsVfs {
+    return (this.vfs_ ??= new TracefsVfs(this.kmem, this.structs, (n) => this.symbolAddr(n)));
+  }
+
+  /** Call trees of the series. */
+  get paths(): CallPaths {
+    return loadCallPaths(this.series);
+  }
+
+  /** Runs call trees on the executor. */
+  get runner(): PathRunner {
+    if (!this.runner_) {
+      const exec = this.exec;
+      this.hooks_ = makeFnHooks(this);
+      this.runner_ = new PathRunner({
+        exec,
+        paths: this.paths,
+        resolve: (n) => this.resolve(n),
+        proto: (n) => this.proto(n),
+        hooks: this.hooks_,
+        lockAddr: (fn) => 0xffff888000100000n + BigInt((fn.id * 2654435761) % 4096) * 64n,
+        poll: (task, px) => this.activity_?.maybeTick(task, px),
+        isTail: (p, c) => this.isTail(p, c),
+      });
+    }
+    return this.runner_;
+  }
+
+  /** The background activity (undefined when off). */
+  get activity(): Activity | undefined {
+    if (!this.activity_ && this.activityOpts) {
+      this.activity_ = new Activity(this, this.activityOpts, this.rng.fork('activity'), new FunctionSampler(this.symbols, this.callSites, this.rng.fork('sampler')));
+    }
+    return this.activity_;
+  }
+
+  // --- running
+
+  /** Starts the kernel's own life: background activity, exit checks, process events. */
+  start(procEvents = false): void {
+    this.activity?.start();
+    if (this.procSource && !this.exitTimer) {
+      this.exitTimer = setInterval(() => this.mirror.checkExits(), 1000);
+      this.exitTimer.unref();
+    }
+    if (procEvents && !this.procEvents) this.procEvents = startProcEvents(this.mirror);
+  }
+
+  stop(): void {
+    this.activity_?.stop();
+    if (this.exitTimer) clearInterval(this.exitTimer);
+    this.exitTimer = undefined;
+    this.procEvents?.stop();
+    this.procEvents = undefined;
   }
 
   /**
-   * Runs `body` as the kernel side of `call` in the caller's task. The body
-   * may return a promise (a read that sleeps); the call returns when it does.
+   * Whether call trees must run now: a hooked function (ftrace, kprobes) or
+   * an enabled tracepoint that functions inside the trees fire. Otherwise the
+   * kernel does only what can be seen: the scheduler's and processes' events.
+   */
+  deep(): boolean {
+    if (this.exec_?.observed) return true;
+    for (const n of IN_TREES) if (this.tracepoints.enabled(n)) return true;
+    return false;
+  }
+
+  /** Whether anything can observe the kernel now (else only its state moves). */
+  observed(): boolean {
+    if (this.deep()) return true;
+    for (const n of EXPLICIT) if (this.tracepoints.enabled(n)) return true;
+    return false;
+  }
+
+  /** The context an event recorded now in `task` carries (task, CPU, common_flags, preempt count). */
+  context(task: Task): ExecContext {
+    return execContext(task, this.cpus[task.cpu % this.nrCpus]);
+  }
+
+  /** The same, by the name the ftrace core looks for. */
+  contextOf(task: Task): ExecContext {
+    return this.context(task);
+  }
+
+  /** The task running on a CPU. */
+  current(cpu: number): Task {
+    return this.cpus[cpu % this.nrCpus]!.curr;
+  }
+
+  /** The task of a calling process. */
+  taskOf(caller: Caller): Task {
+    return this.mirror.taskOf(caller.pid);
+  }
+
+  /**
+   * Runs `body` as the kernel side of `call` in the caller's task: the real
+   * kernel's path for that system call around it. The body may return a
+   * promise (a read that sleeps); the call returns when it does.
    */
   syscall<T>(caller: Caller, call: Syscall, body: (task: Task) => T): T {
-    void call;
-    return body(this.taskOf(caller));
+    return this.syscalls.run(caller, call, body);
+  }
+
+  /**
+   * Calls a kernel function in `task`, from the frame it is in: for other
+   * layers whose work the kernel does (an event directory made calls
+   * eventfs_create_dir with the event's name: `kernel.call(task,
+   * 'eventfs_create_dir', [kernel.kmem.kstr('test')])`). `work` runs inside
+   * the function (its body); without it, the function's recorded tree (if
+   * any) does. When nothing observes calls, only `work` runs.
+   */
+  call<T = void>(task: Task, name: string, args: readonly (bigint | number)[] = [], work?: () => T): T | undefined {
+    const fn = this.resolve(name);
+    if (!fn || !this.deep()) return work?.();
+    let out: T | undefined;
+    const ctx: RunCtx = { task, env: {}, flags: new Set(), holes: {} };
+    const kids = this.paths.get(`fop:${name}`)?.filter((n) => !n.name.startsWith('$')) ?? [];
+    void this.exec.call(task, fn, args, (x) => {
+      if (work) out = work();
+      else void this.runner.run(kids, ctx, x);
+      return typeof out === 'bigint' || typeof out === 'number' ? out : 0n;
+    });
+    return out;
+  }
+
+  // --- HookHost
+
+  nowNs(): bigint {
+    return this.clock.nowNs();
+  }
+
+  jiffies(): bigint {
+    return this.clock.jiffies();
+  }
+
+  symbolAddr(name: string): bigint | undefined {
+    return this.symbols.lookupName(name)?.addr;
+  }
+
+  sizeOf(struct: string, fallback: number): number {
+    return this.structs.sizeOf(struct, fallback);
+  }
+
+  wakeeFor(x: Parameters<HookHost['wakeeFor']>[0], ctx: RunCtx): Task | undefined {
+    return this.sched.wakeeFor(x, ctx);
+  }
+
+  wake(task: Task): void {
+    this.sched.wake(task);
+  }
+
+  // --- memory of tasks and processes
+
+  /** The user address space of a task's process (made on first use, shared by its threads). */
+  userMm(task: Task): UserMm {
+    if (task.user) return task.user;
+    let mm = this.mms.get(task.tgid);
+    if (!mm) {
+      mm = new UserMm(task.tgid, this.seed);
+      this.mms.set(task.tgid, mm);
+    }
+    task.user = mm;
+    task.mm = mm.space;
+    return mm;
+  }
+
+  /** A new process's user space, or a thread's share of its leader's. */
+  attachMm(task: Task, leader?: Task): void {
+    if (task.kthread) return;
+    if (leader?.user && leader.tgid === task.tgid) {
+      task.user = leader.user;
+      task.mm = leader.mm;
+      return;
+    }
+    this.mms.delete(task.tgid);
+    this.userMm(task);
+  }
+
+  /** The user registers saved at the top of the task's kernel stack (struct pt_regs): the system call's arguments. */
+  userRegs(task: Task, args: readonly bigint[]): bigint {
+    if (!this.exec_) void this.exec;
+    const size = PT_REGS.length * 8;
+    const at = task.stackBase + BigInt(THREAD_SIZE) - BigInt(size);
+    const user = this.userMm(task);
+    const vals: Record<string, bigint> = { di: args[0] ?? 0n, si: args[1] ?? 0n, dx: args[2] ?? 0n, r10: args[3] ?? 0n, r8: args[4] ?? 0n, r9: args[5] ?? 0n, sp: user.stackTop - 0x1000n, ip: 0x7f0000001000n, cs: 0x33n, ss: 0x2bn, flags: 0x246n };
+    PT_REGS.forEach((r, i) => this.kmem.space.writeU64(at + BigInt(i * 8), vals[r] ?? 0n));
+    return at;
+  }
+
+  /** A per-CPU variable's address for `cpu` (its symbol plus a per-CPU offset). */
+  private percpu(name: string, cpu: number): bigint {
+    const base = this.symbolAddr(name) ?? 0x3a000n;
+    return 0xffff88803ec00000n + BigInt(cpu) * 0x40000n + (base & 0x3ffffn);
+  }
+
+  private layoutTask(t: Task): void {
+    if (t.addr) return;
+    const st = this.structs;
+    const size = st.sizeOf('task_struct', 9000);
+    const initTask = t.pid === 0 && t.cpu === 0 ? this.symbolAddr('init_task') : undefined;
+    if (initTask) {
+      this.kmem.space.map(initTask, size);
+      t.addr = initTask;
+    } else t.addr = this.kmem.cacheAlloc('task_struct', size);
+    t.stackBase = this.kmem.allocStack();
+    t.sp = t.stackBase + BigInt(THREAD_SIZE) - BigInt(PT_REGS.length * 8) - 8n;
+    const a = t.addr;
+    st.set(a, 'task_struct', 'pid', t.pid);
+    st.set(a, 'task_struct', 'tgid', t.tgid);
+    st.set(a, 'task_struct', 'comm', t.comm);
+    st.set(a, 'task_struct', 'prio', t.prio);
+    st.set(a, 'task_struct', 'static_prio', t.prio);
+    st.set(a, 'task_struct', 'normal_prio', t.prio);
+    st.set(a, 'task_struct', '__state', TASK_STATE_BITS[t.state] & 0x7f);
+    st.set(a, 'task_struct', 'flags', t.isIdle ? 0x2 : t.kthread ? 0x00208040 : 0x00400100);
+    st.set(a, 'task_struct', 'stack', t.stackBase);
+    st.set(a, 'task_struct', 'thread_info.cpu', t.cpu);
+    st.set(a, 'task_struct', 'wake_cpu', t.cpu);
+    st.set(a, 'task_struct', 'exit_signal', t.kthread ? 0 : 17);
+    st.set(a, 'task_struct', 'group_leader', a);
+    const parent = t.ppid ? this.tasks.get(t.ppid) : undefined;
+    if (parent?.addr) {
+      st.set(a, 'task_struct', 'real_parent', parent.addr);
+      st.set(a, 'task_struct', 'parent', parent.addr);
+    }
+    t.onComm = (c) => st.set(a, 'task_struct', 'comm', c);
+  }
+
+  private freeTask(t: Task): void {
+    if (t.pid === t.tgid && this.mms.get(t.tgid) === t.user) this.mms.delete(t.tgid);
+    if (!t.addr || t.origin === 'kernel') return;
+    if (t.stackBase) this.kmem.freeStack(t.stackBase);
+    this.kmem.free(t.addr);
+  }
+
+  // --- functions, prototypes, call sites
+
+  private readonly fnByName = new Map<string, KernelFunction | null>();
+
+  /** The function of a name (vmlinux first). */
+  resolve(name: string): KernelFunction | undefined {
+    let f = this.fnByName.get(name);
+    if (f === undefined) {
+      const all = this.symbols.byName(name);
+      f = all.find((x) => !x.module) ?? all[0] ?? null;
+      this.fnByName.set(name, f);
+    }
+    return f ?? undefined;
+  }
+
+  private proto(name: string): FuncProto | undefined {
+    try {
+      return this.types.funcProto(name);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The return offset of a call from `caller` to `callee`: the real call
+   * site; else (an indirect call through a thunk or a static call) the next
+   * of the caller's indirect call sites; else a modelled one.
+   */
+  private siteOffset(caller: KernelFunction, callee: KernelFunction): number {
+    let c = this.siteCache.get(caller.id);
+    if (!c) {
+      const real = new Map<number, number>();
+      const indirect: number[] = [];
+      for (const s of this.callSites.callsFrom(caller)) {
+        if (/^(__pi___x86_indirect_thunk|__x86_indirect_thunk|__SCT__|__x86_indirect_call_thunk)/.test(s.callee.name)) indirect.push(s.returnOffset);
+        else if (!real.has(s.callee.id)) real.set(s.callee.id, s.returnOffset);
+      }
+      c = { real, indirect, next: 0, assigned: new Map() };
+      this.siteCache.set(caller.id, c);
+    }
+    const r = c.real.get(callee.id);
+    if (r !== undefined) return r;
+    let a = c.assigned.get(callee.id);
+    if (a === undefined) {
+      a = c.indirect.length ? c.indirect[c.next++ % c.indirect.length]! : this.callSites.returnOffset(caller, callee);
+      c.assigned.set(callee.id, a);
+    }
+    return a;
+  }
+
+  /** A call the real kernel makes as a jump: the caller has no call of its own to it, and is a small wrapper. */
+  private isTail(parent: KernelFunction, child: KernelFunction): boolean {
+    if (parent.name === 'x64_sys_call') return true;
+    if (parent.size > 64) return false;
+    const c = this.siteCache.get(parent.id);
+    if (c) return !c.real.has(child.id) && !c.indirect.length;
+    return !this.callSites.callsFrom(parent).length;
   }
 }

@@ -8,22 +8,52 @@ const PAGE_SHIFT = 12n;
 const PAGE_SIZE = 4096;
 const PAGE_MASK = BigInt(PAGE_SIZE - 1);
 
+/** A page: its bytes, and a view for word accesses. */
+interface Page {
+  u8: Uint8Array;
+  dv: DataView;
+}
+
+function newPage(): Page {
+  const u8 = new Uint8Array(PAGE_SIZE);
+  return { u8, dv: new DataView(u8.buffer) };
+}
+
 export class AddressSpace {
-  private readonly pages = new Map<bigint, Uint8Array>();
+  /** Pages by page number (addr >> 12 fits a double exactly). */
+  private readonly pages = new Map<number, Page>();
+  private lastKey = -1;
+  private lastPage?: Page;
+
+  private page(key: number, create: boolean): Page | undefined {
+    if (key === this.lastKey) return this.lastPage;
+    let p = this.pages.get(key);
+    if (!p) {
+      if (!create) return undefined;
+      this.pages.set(key, (p = newPage()));
+    }
+    this.lastKey = key;
+    this.lastPage = p;
+    return p;
+  }
 
   /** Makes [addr, addr+len) readable and writable (zero-filled). */
   map(addr: bigint, len: number): void {
-    for (let p = addr >> PAGE_SHIFT, end = (addr + BigInt(len) + PAGE_MASK) >> PAGE_SHIFT; p < end; p++) {
-      if (!this.pages.has(p)) this.pages.set(p, new Uint8Array(PAGE_SIZE));
-    }
+    const first = Number(addr >> PAGE_SHIFT);
+    const end = Number((addr + BigInt(len) + PAGE_MASK) >> PAGE_SHIFT);
+    for (let p = first; p < end; p++) if (!this.pages.has(p)) this.pages.set(p, newPage());
   }
 
   unmap(addr: bigint, len: number): void {
-    for (let p = addr >> PAGE_SHIFT, end = (addr + BigInt(len) + PAGE_MASK) >> PAGE_SHIFT; p < end; p++) this.pages.delete(p);
+    const first = Number(addr >> PAGE_SHIFT);
+    const end = Number((addr + BigInt(len) + PAGE_MASK) >> PAGE_SHIFT);
+    for (let p = first; p < end; p++) this.pages.delete(p);
+    this.lastKey = -1;
+    this.lastPage = undefined;
   }
 
   isMapped(addr: bigint): boolean {
-    return this.pages.has(addr >> PAGE_SHIFT);
+    return this.pages.has(Number(addr >> PAGE_SHIFT));
   }
 
   /** Reads len bytes, or undefined if any byte is unmapped. */
@@ -32,11 +62,11 @@ export class AddressSpace {
     let done = 0;
     while (done < len) {
       const a = addr + BigInt(done);
-      const page = this.pages.get(a >> PAGE_SHIFT);
+      const page = this.page(Number(a >> PAGE_SHIFT), false);
       if (!page) return undefined;
       const off = Number(a & PAGE_MASK);
       const n = Math.min(len - done, PAGE_SIZE - off);
-      out.set(page.subarray(off, off + n), done);
+      out.set(page.u8.subarray(off, off + n), done);
       done += n;
     }
     return out;
@@ -47,34 +77,74 @@ export class AddressSpace {
     let done = 0;
     while (done < data.length) {
       const a = addr + BigInt(done);
-      const key = a >> PAGE_SHIFT;
-      let page = this.pages.get(key);
-      if (!page) this.pages.set(key, (page = new Uint8Array(PAGE_SIZE)));
+      const page = this.page(Number(a >> PAGE_SHIFT), true)!;
       const off = Number(a & PAGE_MASK);
       const n = Math.min(data.length - done, PAGE_SIZE - off);
-      page.set(data.subarray(done, done + n), off);
+      page.u8.set(data.subarray(done, done + n), off);
       done += n;
     }
   }
 
   readU64(addr: bigint): bigint | undefined {
+    const off = Number(addr & PAGE_MASK);
+    if (off <= PAGE_SIZE - 8) {
+      const p = this.page(Number(addr >> PAGE_SHIFT), false);
+      return p ? p.dv.getBigUint64(off, true) : undefined;
+    }
     return this.read(addr, 8)?.readBigUInt64LE(0);
   }
 
   writeU64(addr: bigint, v: bigint): void {
+    const off = Number(addr & PAGE_MASK);
+    if (off <= PAGE_SIZE - 8) {
+      this.page(Number(addr >> PAGE_SHIFT), true)!.dv.setBigUint64(off, BigInt.asUintN(64, v), true);
+      return;
+    }
     const b = Buffer.allocUnsafe(8);
     b.writeBigUInt64LE(BigInt.asUintN(64, v));
+    this.write(addr, b);
+  }
+
+  readU32(addr: bigint): number | undefined {
+    const off = Number(addr & PAGE_MASK);
+    if (off <= PAGE_SIZE - 4) {
+      const p = this.page(Number(addr >> PAGE_SHIFT), false);
+      return p ? p.dv.getUint32(off, true) : undefined;
+    }
+    return this.read(addr, 4)?.readUInt32LE(0);
+  }
+
+  /** Writes an unsigned little-endian integer of 1, 2, 4 or 8 bytes. */
+  writeUint(addr: bigint, size: number, v: bigint | number): void {
+    if (size === 8) return this.writeU64(addr, BigInt(v));
+    const n = typeof v === 'number' ? v >>> 0 : Number(BigInt.asUintN(32, v));
+    const off = Number(addr & PAGE_MASK);
+    if (off <= PAGE_SIZE - size) {
+      const dv = this.page(Number(addr >> PAGE_SHIFT), true)!.dv;
+      if (size === 4) dv.setUint32(off, n, true);
+      else if (size === 2) dv.setUint16(off, n & 0xffff, true);
+      else dv.setUint8(off, n & 0xff);
+      return;
+    }
+    const b = Buffer.alloc(size);
+    b.writeUIntLE(size === 4 ? n : n & ((1 << (8 * size)) - 1), 0, size);
     this.write(addr, b);
   }
 
   /** A NUL-terminated string of at most `max` bytes, or undefined on a fault. */
   readCString(addr: bigint, max = 4096): string | undefined {
     const bytes: number[] = [];
-    for (let i = 0; i < max; i++) {
-      const b = this.read(addr + BigInt(i), 1);
-      if (!b) return bytes.length ? Buffer.from(bytes).toString('latin1') : undefined;
-      if (b[0] === 0) break;
-      bytes.push(b[0]);
+    let a = addr;
+    while (bytes.length < max) {
+      const page = this.page(Number(a >> PAGE_SHIFT), false);
+      if (!page) return bytes.length ? Buffer.from(bytes).toString('latin1') : undefined;
+      let off = Number(a & PAGE_MASK);
+      for (; off < PAGE_SIZE && bytes.length < max; off++) {
+        const b = page.u8[off]!;
+        if (b === 0) return Buffer.from(bytes).toString('latin1');
+        bytes.push(b);
+      }
+      a = (a | PAGE_MASK) + 1n;
     }
     return Buffer.from(bytes).toString('latin1');
   }
@@ -84,9 +154,11 @@ export class AddressSpace {
   }
 }
 
-/** A bump allocator over a region of an address space (kmalloc-like, never reuses). */
+/** A bump allocator over a region of an address space (kmalloc-like); freed blocks are reused by size. */
 export class RegionAllocator {
   private next: bigint;
+  private readonly free = new Map<number, bigint[]>();
+  private readonly sizes = new Map<bigint, number>();
 
   constructor(
     private readonly mem: AddressSpace,
@@ -97,11 +169,29 @@ export class RegionAllocator {
   }
 
   alloc(size: number, align = 8): bigint {
+    const reuse = this.free.get(size);
+    const again = reuse?.pop();
+    if (again !== undefined) {
+      this.sizes.set(again, size);
+      return again;
+    }
     const a = BigInt(align);
     const addr = (this.next + a - 1n) & ~(a - 1n);
     if (addr + BigInt(size) > this.end) throw new Error('emulated memory region exhausted');
     this.next = addr + BigInt(Math.max(size, 1));
     this.mem.map(addr, size);
+    this.sizes.set(addr, size);
     return addr;
+  }
+
+  /** Returns a block to the allocator, zeroed (its pages stay mapped: stale pointers read zeros, not faults). */
+  release(addr: bigint): void {
+    const size = this.sizes.get(addr);
+    if (size === undefined) return;
+    this.sizes.delete(addr);
+    this.mem.write(addr, new Uint8Array(size));
+    let l = this.free.get(size);
+    if (!l) this.free.set(size, (l = []));
+    l.push(addr);
   }
 }

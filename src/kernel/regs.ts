@@ -12,48 +12,94 @@ const INDEX: Record<string, number> = Object.fromEntries(PT_REGS.map((n, i) => [
 /** What ftrace_regs carries on x86_64: argument and return registers, ip, sp, bp. */
 const FTRACE_REGS = new Set<RegName>(['di', 'si', 'dx', 'cx', 'r8', 'r9', 'ax', 'ip', 'sp', 'bp']);
 
+/**
+ * Registers of one call. Most calls are never looked at, so the full
+ * register file is made only when something reads or writes a register
+ * other than the arguments, %sp, %ip and %ax.
+ */
 export class PtRegs {
-  readonly r = new BigUint64Array(PT_REGS.length);
+  private r_?: BigUint64Array;
+  private args_: readonly bigint[] = NO_ARGS;
+  private sp_ = 0n;
+  private ip_ = 0n;
+  private ax_ = 0n;
   /** A pt_regs built from ftrace_regs: only FTRACE_REGS are valid, the rest read as 0. */
   partial = false;
 
+  /** The register file in pt_regs order (made on first use). */
+  get r(): BigUint64Array {
+    let r = this.r_;
+    if (!r) {
+      r = new BigUint64Array(PT_REGS.length);
+      for (let i = 0; i < this.args_.length && i < ARG_REGS.length; i++) r[INDEX[ARG_REGS[i]!]!] = this.args_[i]!;
+      r[INDEX.sp] = this.sp_;
+      r[INDEX.ip] = this.ip_;
+      r[INDEX.ax] = this.ax_;
+      this.r_ = r;
+    }
+    return r;
+  }
+
+  /** Sets the argument registers (%di, %si, ... from the first) without making the register file. */
+  setArgs(values: readonly bigint[]): void {
+    if (this.r_) {
+      for (let i = 0; i < ARG_REGS.length; i++) this.r_[INDEX[ARG_REGS[i]!]!] = values[i] ?? 0n;
+    } else this.args_ = values;
+  }
+
   get(name: RegName): bigint {
     if (this.partial && !FTRACE_REGS.has(name)) return 0n;
-    return this.r[INDEX[name]];
+    if (this.r_) return this.r_[INDEX[name]!]!;
+    switch (name) {
+      case 'sp':
+        return this.sp_;
+      case 'ip':
+        return this.ip_;
+      case 'ax':
+        return this.ax_;
+      default: {
+        const i = ARG_INDEX[name];
+        return i === undefined ? 0n : (this.args_[i] ?? 0n);
+      }
+    }
   }
 
   set(name: RegName, v: bigint): void {
-    this.r[INDEX[name]] = BigInt.asUintN(64, v);
+    this.r[INDEX[name]!] = BigInt.asUintN(64, v);
   }
 
   /** The value at pt_regs offset `off` (the kernel's regs_get_register). */
   atOffset(off: number): bigint | undefined {
     if (off % 8 !== 0 || off < 0 || off / 8 >= PT_REGS.length) return undefined;
-    return this.get(PT_REGS[off / 8]);
+    return this.get(PT_REGS[off / 8]!);
   }
 
   get sp(): bigint {
-    return this.r[INDEX.sp];
+    return this.r_ ? this.r_[INDEX.sp]! : this.sp_;
   }
 
   set sp(v: bigint) {
-    this.r[INDEX.sp] = v;
+    if (this.r_) this.r_[INDEX.sp] = v;
+    else this.sp_ = v;
   }
 
   get ip(): bigint {
-    return this.r[INDEX.ip];
+    return this.r_ ? this.r_[INDEX.ip]! : this.ip_;
   }
 
   set ip(v: bigint) {
-    this.r[INDEX.ip] = v;
+    if (this.r_) this.r_[INDEX.ip] = v;
+    else this.ip_ = v;
   }
 
   get ax(): bigint {
-    return this.r[INDEX.ax];
+    return this.r_ ? this.r_[INDEX.ax]! : this.ax_;
   }
 
   set ax(v: bigint) {
-    this.r[INDEX.ax] = BigInt.asUintN(64, v);
+    const u = BigInt.asUintN(64, v);
+    if (this.r_) this.r_[INDEX.ax] = u;
+    else this.ax_ = u;
   }
 
   /** The n-th integer argument register (1-based), or undefined past %r9. */
@@ -75,3 +121,6 @@ export class PtRegs {
     return i === undefined ? undefined : i * 8;
   }
 }
+
+const NO_ARGS: readonly bigint[] = [];
+const ARG_INDEX: Partial<Record<RegName, number>> = Object.fromEntries(ARG_REGS.map((n, i) => [n, i]));

@@ -1,8 +1,28 @@
 /** Tasks of the emulated kernel: kernel threads and mirrors of real processes. */
-import { readFileSync } from 'node:fs';
 import type { Call } from './executor.js';
+import type { AddressSpace } from './memory.js';
+import type { UserMm } from './user_mm.js';
 
 export type TaskState = 'R' | 'S' | 'D' | 'T' | 't' | 'X' | 'Z' | 'P' | 'I';
+
+/** sched_switch's prev_state as __trace_sched_switch_state() reports a task state (TASK_REPORT bits). */
+export const TASK_STATE_BITS: Record<TaskState, number> = {
+  R: 0x0,
+  S: 0x1,
+  D: 0x2,
+  T: 0x4,
+  t: 0x8,
+  X: 0x10,
+  Z: 0x20,
+  P: 0x40,
+  I: 0x80,
+};
+
+/** prev_state of a preempted task ("R+"): TASK_REPORT_MAX. */
+export const TASK_REPORT_MAX = 0x100;
+
+/** Where a task's mirror came from. */
+export type TaskOrigin = 'kernel' | 'proc' | 'manual';
 
 export class Task {
   /** Which CPU the task last ran on. */
@@ -16,15 +36,67 @@ export class Task {
   readonly frames: Call[] = [];
   /** preempt_count(): preemption depth in the low byte, softirq/hardirq/NMI counts above. */
   preemptCount = 0;
+  /** Nesting of interrupts-disabled sections (local_irq_save / spin_lock_irqsave / hardirq). */
+  irqsOff = 0;
+  /** migrate_disable() depth. */
+  migrateDisable = 0;
+  /** Effective priority as the scheduler sees it (task->prio: 120 for nice 0). */
+  prio = 120;
+  /** Address of this task's task_struct in kernel memory (0 until laid out). */
+  addr = 0n;
+  /** Lowest address of its kernel stack (THREAD_SIZE below the top). */
+  stackBase = 0n;
+  /** User address space (shared by the threads of a process); kernel threads have none. */
+  mm?: AddressSpace;
+  /** Where things are in that user space (buffers passed to system calls). */
+  user?: UserMm;
+  /** Executable path, as sched_process_exec shows it. */
+  exe?: string;
+  /** How the task came to be known. */
+  origin: TaskOrigin = 'manual';
+  /** Run time accounted so far (ns), and when it last went on a CPU. */
+  sumExecNs = 0;
+  lastRanNs = 0;
+  /** Simulated virtual runtime for the fair class. */
+  vruntime = 0n;
+  /** Real time of its last system call on the mount (ms since boot). */
+  lastSyscallNs = 0;
+  /** Set once do_exit has run. */
+  exited = false;
+  /** An exec inferred from a changed comm that a later exec notification must not repeat. */
+  execInferred = false;
+
+  private comm_: string;
+  /** Called when the comm changes (the kernel keeps task_struct.comm in memory in step). */
+  onComm?: (comm: string) => void;
 
   constructor(
     readonly pid: number,
     public tgid: number,
-    public comm: string,
+    comm: string,
     public ppid: number,
     /** Kernel threads (swapper/N, kworker/...) have no user space. */
     readonly kthread = false,
-  ) {}
+  ) {
+    this.comm_ = comm;
+  }
+
+  /** task->comm (at most 15 characters). */
+  get comm(): string {
+    return this.comm_;
+  }
+
+  set comm(v: string) {
+    const c = v.slice(0, 15);
+    if (c === this.comm_) return;
+    this.comm_ = c;
+    this.onComm?.(c);
+  }
+
+  /** The idle task of a CPU (pid 0). */
+  get isIdle(): boolean {
+    return this.pid === 0;
+  }
 }
 
 /** What /proc says about one real process. */
@@ -35,30 +107,7 @@ export interface ProcInfo {
   ppid: number;
   cpu: number;
   startTime: number;
-}
-
-/** Reads /proc/<pid>/stat (and status for the tgid); undefined if the process is gone. */
-export function readProcInfo(pid: number, procRoot = '/proc'): ProcInfo | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`${procRoot}/${pid}/stat`, 'latin1');
-  } catch {
-    return undefined;
-  }
-  const open = stat.indexOf('(');
-  const close = stat.lastIndexOf(')');
-  const comm = stat.slice(open + 1, close);
-  // Fields after the comm, 0-based from field 3 (state).
-  const rest = stat.slice(close + 2).split(' ');
-  const ppid = Number(rest[1]);
-  const startTime = Number(rest[19]);
-  const cpu = Number(rest[36]);
-  let tgid = pid;
-  try {
-    const m = /^Tgid:\s+(\d+)/m.exec(readFileSync(`${procRoot}/${pid}/status`, 'latin1'));
-    if (m) tgid = Number(m[1]);
-  } catch {
-    /* gone between the two reads: keep pid */
-  }
-  return { pid, tgid, comm, ppid, cpu: Number.isFinite(cpu) ? cpu : 0, startTime };
+  /** Kernel priority as /proc/PID/stat shows it (prio - 100), and nice. */
+  priority?: number;
+  state?: string;
 }

@@ -3,6 +3,7 @@
  * ownership, and per-file operations shaped like `struct file_operations`.
  */
 import type { Caller } from '../kernel/caller.js';
+import type { FopNames } from '../kernel/syscall.js';
 
 export const S_IFDIR = 0o040000;
 export const S_IFREG = 0o100000;
@@ -126,6 +127,11 @@ export interface OpenFile {
  * EINVAL, as the VFS does when f_op lacks it.
  */
 export interface FileOps {
+  /**
+   * The kernel functions these operations are (`{ open: 'tracing_open_generic_tr', read: 'seq_read' }`):
+   * the emulated kernel calls them by these names, so probes and the function tracer see them.
+   */
+  names?: FopNames;
   open?(f: OpenFile): void | Promise<void>;
   /** Returns at most `size` bytes from file position `pos`; empty at EOF. May wait (abort = interrupted). */
   read?(f: OpenFile, size: number, pos: number, abort: AbortSignal): Buffer | Promise<Buffer>;

@@ -56,7 +56,7 @@ export class Handle {
   }
 
   read(size: number, pos: number, abort: AbortSignal = noAbort): Promise<Buffer> {
-    return this.fs.call(this.file.caller, { name: 'read', path: this.node.path, count: size }, async () => {
+    return this.fs.call(this.file.caller, { name: 'read', path: this.node.path, count: size, pos, file: this.file, node: this.node, signal: abort }, async () => {
       const { fops } = this.node;
       if (!this.file.readable) fail('EBADF');
       if (!fops.read) fail('EINVAL');
@@ -65,7 +65,7 @@ export class Handle {
   }
 
   write(data: Buffer, pos: number): Promise<number> {
-    return this.fs.call(this.file.caller, { name: 'write', path: this.node.path, count: data.length }, async () => {
+    return this.fs.call(this.file.caller, { name: 'write', path: this.node.path, count: data.length, data, pos, file: this.file, node: this.node }, async () => {
       const { fops } = this.node;
       if (!this.file.writable) fail('EBADF');
       if (!fops.write) fail('EINVAL');
@@ -77,11 +77,11 @@ export class Handle {
   poll(wake: () => void): number {
     const { fops } = this.node;
     if (!fops.poll) return 0x1 | 0x4 | 0x40 | 0x100;
-    return fops.poll(this.file, wake);
+    return this.fs.call(this.file.caller, { name: 'poll', path: this.node.path, file: this.file, node: this.node }, () => fops.poll!(this.file, wake));
   }
 
   release(): void {
-    this.fs.call(this.file.caller, { name: 'close', path: this.node.path }, () => this.node.fops.release?.(this.file));
+    this.fs.call(this.file.caller, { name: 'close', path: this.node.path, file: this.file, node: this.node }, () => this.node.fops.release?.(this.file));
   }
 }
 
@@ -101,7 +101,7 @@ export class Tracefs {
 
   /** access(2): ENOENT/EACCES as the path walk and the node's permission bits say. */
   access(path: string, mask: number, caller: Caller = SELF): void {
-    this.call(caller, { name: 'newfstatat', path }, () => {
+    this.call(caller, { name: 'newfstatat', path, walk: () => this.lookup(path, caller) }, () => {
       const node = this.lookup(path, caller);
       if (mask && !mayAccess(node, this.sb, caller, mask & (MAY_READ | MAY_WRITE | MAY_EXEC))) fail('EACCES');
     });
@@ -113,7 +113,7 @@ export class Tracefs {
    * open with O_TRUNC, which the file's open sees.
    */
   truncate(path: string, caller: Caller = SELF): void {
-    this.call(caller, { name: 'truncate', path }, () => {
+    this.call(caller, { name: 'truncate', path, walk: () => this.lookup(path, caller) }, () => {
       const node = this.lookup(path, caller);
       if (node instanceof Dir) fail('EISDIR');
       if (!mayAccess(node, this.sb, caller, MAY_WRITE)) fail('EACCES');
@@ -123,7 +123,7 @@ export class Tracefs {
 
   /** utimensat(2): times only change, as simple_setattr does. */
   utimens(path: string, atimeMs: number, mtimeMs: number, caller: Caller = SELF): void {
-    this.call(caller, { name: 'fchmodat', path }, () => {
+    this.call(caller, { name: 'fchmodat', path, walk: () => this.lookup(path, caller) }, () => {
       const node = this.lookup(path, caller);
       node.atimeMs = atimeMs;
       node.mtimeMs = mtimeMs;
@@ -150,7 +150,7 @@ export class Tracefs {
   }
 
   stat(path: string, caller: Caller = SELF): Stat {
-    return this.call(caller, { name: 'newfstatat', path }, () => this.statNode(this.lookup(path, caller)));
+    return this.call(caller, { name: 'newfstatat', path, walk: () => this.lookup(path, caller) }, () => this.statNode(this.lookup(path, caller)));
   }
 
   statNode(node: Node): Stat {
@@ -165,7 +165,7 @@ export class Tracefs {
   }
 
   readdir(path: string, caller: Caller = SELF): string[] {
-    return this.call(caller, { name: 'getdents64', path }, () => {
+    return this.call(caller, { name: 'getdents64', path, walk: () => this.lookup(path, caller) }, () => {
       const node = this.lookup(path, caller);
       if (!(node instanceof Dir)) fail('ENOTDIR');
       if (!mayAccess(node, this.sb, caller, MAY_READ)) fail('EACCES');
@@ -197,7 +197,7 @@ export class Tracefs {
   }
 
   chown(path: string, uid: number | undefined, gid: number | undefined, caller: Caller = SELF): void {
-    this.call(caller, { name: 'fchownat', path }, () => {
+    this.call(caller, { name: 'fchownat', path, walk: () => this.lookup(path, caller) }, () => {
       const node = this.lookup(path, caller);
       if (caller.uid !== 0) fail('EPERM');
       if (uid !== undefined && uid !== -1) node.uid = uid;
@@ -207,7 +207,7 @@ export class Tracefs {
   }
 
   chmod(path: string, mode: number, caller: Caller = SELF): void {
-    this.call(caller, { name: 'fchmodat', path }, () => {
+    this.call(caller, { name: 'fchmodat', path, walk: () => this.lookup(path, caller) }, () => {
       const node = this.lookup(path, caller);
       if (caller.uid !== 0 && caller.uid !== ownerOf(node, this.sb).uid) fail('EPERM');
       node.perm = mode & 0o7777;
@@ -217,7 +217,7 @@ export class Tracefs {
 
   /** open(2): permission checks, then the file's own open (which sees O_TRUNC). */
   open(path: string, flags: number, caller: Caller = SELF): Promise<Handle> {
-    return this.call(caller, { name: 'openat', path }, async () => {
+    return this.call(caller, { name: 'openat', path, flags, walk: () => this.lookup(path, caller) }, async () => {
       const node = this.lookup(path, caller);
       const acc = flags & O_ACCMODE;
       const readable = acc === O_RDONLY || acc === O_RDWR;

@@ -1,0 +1,122 @@
+/**
+ * What the emulated kernel learns about real processes: /proc of the host,
+ * behind an interface so tests can script process lifetimes (a fork, an
+ * exec that changes the comm, an exit, a reused pid).
+ */
+import { accessSync, constants, readFileSync, readlinkSync } from 'node:fs';
+import type { ProcInfo } from './task.js';
+
+export interface ProcSource {
+  /** /proc/PID/stat (+ Tgid): undefined when the process is gone (or a zombie). */
+  stat(pid: number): ProcInfo | undefined;
+  /** readlink /proc/PID/exe. */
+  exe(pid: number): string | undefined;
+  /** Start time (clock ticks since host boot) of processes that count as started with the emulator: older ones existed at "boot". */
+  readonly bootTicks: number;
+}
+
+/**
+ * Reads /proc/<pid>/stat (and status for the tgid, unless `knownTgid` says
+ * it for a process of that start time); undefined if the process is gone.
+ */
+export function readProcInfo(pid: number, procRoot = '/proc', knownTgid?: (startTime: number) => number | undefined): ProcInfo | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(`${procRoot}/${pid}/stat`, 'latin1');
+  } catch {
+    return undefined;
+  }
+  const open = stat.indexOf('(');
+  const close = stat.lastIndexOf(')');
+  if (open < 0 || close < 0) return undefined;
+  const comm = stat.slice(open + 1, close);
+  // Fields after the comm, 0-based from field 3 (state).
+  const rest = stat.slice(close + 2).split(' ');
+  const state = rest[0];
+  if (state === 'Z' || state === 'X') return undefined;
+  const ppid = Number(rest[1]);
+  const priority = Number(rest[15]);
+  const startTime = Number(rest[19]);
+  const cpu = Number(rest[36]);
+  let tgid = knownTgid?.(startTime) ?? -1;
+  if (tgid >= 0) return { pid, tgid, comm, ppid, cpu: Number.isFinite(cpu) ? cpu : 0, startTime, priority: Number.isFinite(priority) ? priority : 20, state };
+  tgid = pid;
+  try {
+    const m = /^Tgid:\s+(\d+)/m.exec(readFileSync(`${procRoot}/${pid}/status`, 'latin1'));
+    if (m) tgid = Number(m[1]);
+  } catch {
+    /* gone between the two reads: keep pid */
+  }
+  return { pid, tgid, comm, ppid, cpu: Number.isFinite(cpu) ? cpu : 0, startTime, priority: Number.isFinite(priority) ? priority : 20, state };
+}
+
+/** The machine's /proc. */
+export class HostProcSource implements ProcSource {
+  readonly bootTicks: number;
+
+  constructor(private readonly root = '/proc') {
+    this.bootTicks = readProcInfo(process.pid, root)?.startTime ?? 0;
+  }
+
+  /** Tgids by pid and start time: a pid's thread group never changes while it lives. */
+  private readonly tgids = new Map<number, { startTime: number; tgid: number }>();
+
+  stat(pid: number): ProcInfo | undefined {
+    const info = readProcInfo(pid, this.root, (st) => {
+      const c = this.tgids.get(pid);
+      return c && c.startTime === st ? c.tgid : undefined;
+    });
+    if (info) {
+      if (this.tgids.size > 4096) this.tgids.clear();
+      this.tgids.set(pid, { startTime: info.startTime, tgid: info.tgid });
+    }
+    return info;
+  }
+
+  /** The path execve() was most likely given: argv[0] if it has a slash, else its match in the process's PATH, else /proc/PID/exe. */
+  exe(pid: number): string | undefined {
+    try {
+      const argv0 = readFileSync(`${this.root}/${pid}/cmdline`, 'latin1').split('\0')[0] ?? '';
+      if (argv0.includes('/')) return argv0;
+      if (argv0) {
+        const env = readFileSync(`${this.root}/${pid}/environ`, 'latin1').split('\0');
+        const path = env.find((e) => e.startsWith('PATH='))?.slice(5);
+        for (const d of path?.split(':') ?? []) {
+          const f = `${d || '.'}/${argv0}`;
+          try {
+            accessSync(f, constants.X_OK);
+            return f;
+          } catch {
+            /* next */
+          }
+        }
+      }
+    } catch {
+      /* gone, or not ours to read */
+    }
+    try {
+      return readlinkSync(`${this.root}/${pid}/exe`);
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+/** A scripted /proc for tests: set what each pid shows; delete to make it exit. */
+export class FakeProcSource implements ProcSource {
+  readonly procs = new Map<number, ProcInfo & { exe?: string }>();
+  bootTicks = 1000;
+
+  set(info: Partial<ProcInfo> & { pid: number; comm: string; exe?: string }): void {
+    this.procs.set(info.pid, { tgid: info.pid, ppid: 1, cpu: 0, startTime: this.bootTicks + 1, ...info });
+  }
+
+  stat(pid: number): ProcInfo | undefined {
+    const p = this.procs.get(pid);
+    return p && { ...p };
+  }
+
+  exe(pid: number): string | undefined {
+    return this.procs.get(pid)?.exe;
+  }
+}

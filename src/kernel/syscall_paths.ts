@@ -1,0 +1,524 @@
+/**
+ * Kernel.syscall: a system call on the mount runs, in the calling task, the
+ * path the real kernel runs for it — entry (raw_syscalls and syscalls/*
+ * sys_enter with the real arguments), do_syscall_64 → __x64_sys_<name> → …
+ * → the file's own operation (named as the kernel names it) → …, exit
+ * (sys_exit with the result) — with the tracefs operation as the innermost
+ * body. Its arguments are real: the struct file of the open, the dentry of
+ * the path, the process's buffer with the bytes written.
+ */
+import type { Caller } from './caller.js';
+import type { Call, Value } from './executor.js';
+import { KernelError } from './errno.js';
+import type { Kernel } from './kernel.js';
+import type { PathNode } from './call_paths.js';
+import type { HoleFn, PathEnv, RunCtx } from './path_runner.js';
+import { SYSCALL_NR } from './syscall_nr.js';
+import type { FopNames, Syscall, SyscallNode } from './syscall.js';
+import type { Task } from './task.js';
+import { tracefsFops } from './tracefs_fops.js';
+import type { KDentry, KFile } from './vfs.js';
+
+const AT_FDCWD = BigInt.asUintN(64, -100n);
+const ERESTARTSYS = 512;
+
+/** __x64_sys_ entry and sys_enter id of each call (truncate is served as ftruncate). */
+const ENTRY: Record<Syscall['name'], { block: string; nr: string }> = {
+  openat: { block: 'sys_openat', nr: 'openat' },
+  read: { block: 'sys_read', nr: 'read' },
+  write: { block: 'sys_write', nr: 'write' },
+  close: { block: 'sys_close', nr: 'close' },
+  getdents64: { block: 'sys_getdents64', nr: 'getdents64' },
+  newfstatat: { block: 'sys_newfstatat', nr: 'newfstatat' },
+  mkdir: { block: 'sys_mkdir', nr: 'mkdir' },
+  rmdir: { block: 'sys_rmdir', nr: 'rmdir' },
+  fchownat: { block: 'sys_fchownat', nr: 'fchownat' },
+  fchmodat: { block: 'sys_fchmodat', nr: 'fchmodat' },
+  poll: { block: 'sys_poll', nr: 'poll' },
+  truncate: { block: 'sys_truncate', nr: 'ftruncate' },
+};
+
+/** Default f_op names when the tracefs does not say. */
+const DEFAULT_FOPS: Required<Omit<FopNames, 'fops' | 'iterate'>> = {
+  open: 'tracing_open_generic',
+  read: 'seq_read',
+  write: 'tracing_write_stub',
+  release: 'seq_release',
+  poll: 'tracing_poll_pipe',
+  llseek: 'generic_file_llseek',
+};
+
+/** Yields to the microtask queue n times: an operation still pending after that is waiting for something. */
+async function microtasks(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await undefined;
+}
+
+/** Per open file: the struct file and what the path code needs of it. */
+interface OpenState {
+  kfile: KFile;
+  names?: FopNames;
+}
+
+export class SyscallPaths {
+  private readonly files = new WeakMap<object, OpenState>();
+  /** Per task: the fd numbers in use. */
+  private readonly fds = new WeakMap<Task, Set<number>>();
+  /** Tasks inside a system call now. */
+  private readonly busy = new WeakSet<Task>();
+
+  constructor(private readonly k: Kernel) {}
+
+  run<T>(caller: Caller, sc: Syscall, body: (task: Task) => T): T {
+    const task = this.k.taskOf(caller);
+    // One system call at a time per task: a release that FUSE delivers while the process sleeps in another call runs bare.
+    if (this.busy.has(task) || !this.k.callPaths) return this.bare(task, sc, body);
+    task.lastSyscallNs = this.k.clock.now();
+    if (!this.k.observed()) return this.bare(task, sc, body);
+    return this.traced(task, sc, body, this.k.deep());
+  }
+
+  /** No one is looking: the operation, and the bookkeeping that later traced calls rely on. */
+  private bare<T>(task: Task, sc: Syscall, body: (task: Task) => T): T {
+    const r = body(task);
+    const after = (v: unknown): void => this.bookkeep(task, sc, v, undefined);
+    if (r instanceof Promise) return r.then((v) => (after(v), v)) as T;
+    after(r);
+    return r;
+  }
+
+  /** The struct file of an open file, made on first sight (opened before the kernel watched). */
+  private stateOf(task: Task, sc: Syscall, key: object | undefined): OpenState {
+    let st = key ? this.files.get(key) : undefined;
+    if (!st) {
+      const node = sc.node;
+      const dentry = this.k.vfs.dentry(sc.path, node);
+      const kfile = this.k.vfs.openFile(dentry, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, this.k.series)), this.allocFd(task));
+      st = { kfile, names: node?.fops?.names };
+      if (key) this.files.set(key, st);
+    }
+    return st;
+  }
+
+  private fopsAddr(names: FopNames | undefined): bigint | undefined {
+    return names?.fops ? this.k.symbolAddr(names.fops) : undefined;
+  }
+
+  private allocFd(task: Task): number {
+    let s = this.fds.get(task);
+    if (!s) this.fds.set(task, (s = new Set()));
+    let fd = 3;
+    while (s.has(fd)) fd++;
+    s.add(fd);
+    return fd;
+  }
+
+  private freeFd(task: Task, fd: number): void {
+    this.fds.get(task)?.delete(fd);
+  }
+
+  /** What every call leaves behind, traced or not: struct files of traced opens, freed on close; dentries of removed dirs. */
+  private bookkeep(task: Task, sc: Syscall, result: unknown, pre: OpenState | undefined): void {
+    if (sc.name === 'openat') {
+      // Untraced opens get their struct file when a traced call first uses it.
+      const key = (result as { file?: object } | undefined)?.file ?? (result as object | undefined);
+      if (pre && key && typeof key === 'object' && !this.files.has(key)) this.files.set(key, pre);
+    } else if (sc.name === 'close' && sc.file) {
+      const st = this.files.get(sc.file);
+      if (st) {
+        this.freeFd(task, st.kfile.fd);
+        this.k.vfs.closeFile(st.kfile);
+        this.files.delete(sc.file);
+      }
+    } else if (sc.name === 'rmdir' && this.k.vfsReady) {
+      this.k.vfs.drop(sc.path);
+    }
+  }
+
+  private traced<T>(task: Task, sc: Syscall, body: (task: Task) => T, deep: boolean): T {
+    const k = this.k;
+    const entry = ENTRY[sc.name];
+    // Only events are seen: the path's calls need not run, the operation runs at once between sys_enter and sys_exit.
+    const nodes = deep ? k.paths.get(entry.block) : [];
+    if (!nodes) return this.bare(task, sc, body);
+    this.busy.add(task);
+    k.sched.ensureRunning(task);
+    const user = k.userMm(task);
+    const env: PathEnv = this.baseEnv(task);
+    const flags = new Set<string>();
+
+    // The file the call is on, and its objects.
+    let open: OpenState | undefined;
+    let dentry: KDentry | undefined;
+    if (sc.name === 'openat') {
+      const acc = (sc.flags ?? 0) & 3;
+      if (acc !== 0) flags.add('write');
+      if ((sc.flags ?? 0) & 0o1000 && acc !== 0) flags.add('trunc');
+    }
+    if (sc.file && sc.name !== 'openat') {
+      open = this.stateOf(task, sc, sc.file);
+      dentry = open.kfile.dentry;
+      this.fileEnv(env, open.kfile);
+    }
+    const names: FopNames = { ...DEFAULT_FOPS, ...(tracefsFops(sc.path, k.series) ?? {}), ...(open?.names ?? sc.node?.fops?.names ?? {}) };
+    if (sc.name === 'getdents64') names.iterate ??= /(^|\/)events(\/|$)/.test(sc.path) ? 'eventfs_iterate' : 'dcache_readdir';
+
+    // Arguments in user memory, registers as the process made the call.
+    const nr = SYSCALL_NR[entry.nr] ?? 0;
+    const fd = BigInt(open?.kfile.fd ?? 3);
+    let args: bigint[];
+    let ubuf = 0n;
+    const upath = (): bigint => user.stackString(this.userPath(sc.path));
+    switch (sc.name) {
+      case 'openat':
+        args = [AT_FDCWD, upath(), BigInt(sc.flags ?? 0), BigInt(sc.mode ?? 0)];
+        break;
+      case 'read':
+        ubuf = user.buffer('read', sc.count ?? 4096);
+        args = [fd, ubuf, BigInt(sc.count ?? 0)];
+        break;
+      case 'write':
+        ubuf = user.buffer('write', sc.data?.length ?? sc.count ?? 0);
+        if (sc.data) user.put(ubuf, sc.data);
+        args = [fd, ubuf, BigInt(sc.data?.length ?? sc.count ?? 0)];
+        break;
+      case 'close':
+        args = [fd];
+        break;
+      case 'getdents64':
+        ubuf = user.buffer('dirent', 32768);
+        args = [fd, ubuf, 32768n];
+        break;
+      case 'newfstatat':
+        args = [AT_FDCWD, upath(), user.stackBuffer(144), 0n];
+        break;
+      case 'mkdir':
+        args = [upath(), BigInt(sc.mode ?? 0o777)];
+        break;
+      case 'rmdir':
+        args = [upath()];
+        break;
+      case 'fchownat':
+        args = [AT_FDCWD, upath(), BigInt.asUintN(64, BigInt(sc.uid ?? -1)), BigInt.asUintN(64, BigInt(sc.gid ?? -1)), 0n];
+        break;
+      case 'fchmodat':
+        args = [AT_FDCWD, upath(), BigInt(sc.mode ?? 0)];
+        break;
+      case 'poll':
+        args = [user.stackBuffer(8), 1n, BigInt.asUintN(64, -1n)];
+        break;
+      case 'truncate':
+        args = [fd, 0n];
+        break;
+    }
+    env.buf = ubuf;
+    env.ubuf = ubuf;
+    env.count = BigInt(sc.count ?? sc.data?.length ?? 0);
+    env.fd = fd;
+    env.dfd = AT_FDCWD;
+    env.flags = BigInt(sc.flags ?? 0);
+    env.mode = BigInt(sc.mode ?? 0);
+    if (sc.name === 'openat' || sc.name === 'newfstatat' || sc.name === 'mkdir' || sc.name === 'rmdir' || sc.name === 'fchownat' || sc.name === 'fchmodat') {
+      env.filename = args[sc.name === 'mkdir' || sc.name === 'rmdir' ? 0 : 1];
+      env.pathname = env.filename;
+      env['struct filename'] = this.kernelFilename(sc.path);
+    }
+    if (sc.name === 'mkdir' || sc.name === 'rmdir') {
+      const name = sc.path.split('/').filter(Boolean).pop() ?? '';
+      env.name = k.kmem.kstr(name);
+    }
+
+    // sys_enter, as syscall_trace_enter fires it.
+    k.tracepoints.fire('sys_enter', k.context(task), {
+      id: nr,
+      args: [...args, 0n, 0n, 0n, 0n, 0n, 0n].slice(0, 6),
+      user: (i: number, max: number) => this.readUser(task, args[i] ?? 0n, max),
+    });
+
+    const ctx: RunCtx = { task, env, flags, holes: {} };
+    let ran = false;
+    let result: unknown;
+    let walked: SyscallNode | undefined = sc.node;
+    const runBody = (): Value | Promise<Value> | undefined => {
+      if (ran) return undefined;
+      ran = true;
+      const settle = (v: unknown): Value => {
+        result = v;
+        const ret = this.resultValue(sc, v, open);
+        ctx.ret = ret;
+        if (sc.name === 'read' && v instanceof Uint8Array && v.length) user.put(ubuf, v);
+        return ret;
+      };
+      const failed = (e: unknown): Value => {
+        const errno = e instanceof KernelError ? (sc.signal?.aborted && e.errno === 4 ? ERESTARTSYS : e.errno) : 5;
+        ctx.err = { errno, error: e };
+        return BigInt.asUintN(64, BigInt(-errno));
+      };
+      let r: unknown;
+      try {
+        r = body(task);
+      } catch (e) {
+        return failed(e);
+      }
+      if (!(r instanceof Promise)) return settle(r);
+      const p = r;
+      let done = false;
+      p.then(
+        () => (done = true),
+        () => (done = true),
+      );
+      return microtasks(24).then(() => {
+        const finish = (): Promise<Value> => p.then(settle, failed);
+        if (done) return finish();
+        // Still waiting: the task sleeps in schedule() inside this frame until it is woken.
+        const top = task.frames[task.frames.length - 1];
+        return k.sched.sleep(task, p, top).then(finish);
+      });
+    };
+    const opHole: HoleFn = () => runBody();
+    const fopHole = (which: keyof FopNames): HoleFn => (c, px) => {
+      const fname = names[which];
+      if (!fname) return runBody();
+      const block = k.paths.get(`fop:${fname}`);
+      const kids: readonly PathNode[] = block ?? [{ name: '$op', kids: [], rep: 1, chain: true }];
+      const r = k.runner.callNamed(fname, c, px, kids);
+      if (r === undefined) return k.runner.run(kids, c, px);
+      return r;
+    };
+    const doWalk = (last: boolean): HoleFn => (c, px) => {
+      const parts = sc.path.split('/').filter((p) => p && p !== '.');
+      const dirs = last ? parts.slice(-1) : parts.slice(0, -1);
+      let prefix = last ? parts.slice(0, -1).join('/') : '';
+      const steps: (() => void | Promise<void>)[] = [];
+      for (const part of dirs) {
+        const path = prefix ? `${prefix}/${part}` : part;
+        prefix = path;
+        steps.push(() => {
+          const known = k.vfs.known(path);
+          let node: SyscallNode | undefined;
+          if (last) {
+            try {
+              node = sc.walk ? sc.walk() : sc.node;
+              walked = node;
+            } catch (e) {
+              c.err = { errno: e instanceof KernelError ? e.errno : 5, error: e };
+              return;
+            }
+          }
+          const d = k.vfs.dentry(path, last ? node : undefined, !last);
+          if (last) {
+            dentry = d;
+            env.dentry = d.addr;
+            env['struct dentry'] = d.addr;
+            env.inode = d.inode;
+            env['struct inode'] = d.inode;
+          }
+          const eventfs = /(^|\/)events\//.test(path);
+          const subEnv = { ...env, dentry: d.addr, 'struct dentry': d.addr, inode: d.inode, 'struct inode': d.inode, dir: d.parent?.inode ?? 0n };
+          const sub: RunCtx = { ...c, env: subEnv };
+          const run = (): void | Promise<void> => {
+            if (!last) {
+              const r0 = k.runner.block('walk_perm', sub, px);
+              if (r0 instanceof Promise) return r0.then(() => k.runner.block(!known && eventfs ? 'walk_miss' : 'walk_fast', sub, px));
+            }
+            return k.runner.block(!known && eventfs ? 'walk_miss' : 'walk_fast', sub, px);
+          };
+          const r = run();
+          const propagate = (): void => {
+            if (sub.err) c.err = sub.err;
+          };
+          if (r instanceof Promise) return r.then(propagate);
+          propagate();
+        });
+      }
+      if (last && !dirs.length) {
+        try {
+          walked = sc.walk ? sc.walk() : sc.node;
+        } catch (e) {
+          c.err = { errno: e instanceof KernelError ? e.errno : 5, error: e };
+        }
+      }
+      const chainSteps = (i: number): void | Promise<void> => {
+        for (; i < steps.length; i++) {
+          if (c.err) return;
+          const r = steps[i]!();
+          if (r instanceof Promise) return r.then(() => chainSteps(i + 1));
+        }
+      };
+      return chainSteps(0) as void | Promise<void>;
+    };
+    ctx.holes = {
+      $op: opHole,
+      '$fop.open': (c, px) => {
+        // do_dentry_open has the struct file by now.
+        const node = walked ?? sc.node;
+        const d = dentry ?? k.vfs.dentry(sc.path, node);
+        const st: OpenState = { kfile: k.vfs.openFile(d, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, k.series)), this.allocFd(task)), names: node?.fops?.names };
+        open = st;
+        this.fileEnv(env, st.kfile);
+        Object.assign(names, DEFAULT_FOPS, tracefsFops(sc.path, k.series) ?? {}, st.names ?? {});
+        return fopHole('open')(c, px);
+      },
+      '$fop.read': fopHole('read'),
+      '$fop.write': fopHole('write'),
+      '$fop.release': fopHole('release'),
+      '$fop.iterate': fopHole('iterate'),
+      '$fop.poll': fopHole('poll'),
+      $walk: doWalk(false),
+      $last: (c, px) => {
+        // mkdir/rmdir walk to the parent only (the name is looked up by filename_create / the rmdir path itself).
+        if (sc.name === 'mkdir' || sc.name === 'rmdir') return;
+        const r = doWalk(true)(c, px);
+        // Calls without a file operation (stat, chmod...) do their work once the path is resolved.
+        const after = (): Value | void | Promise<Value | void> => (sc.name === 'newfstatat' || sc.name === 'fchmodat' || sc.name === 'fchownat' || sc.name === 'truncate' ? (c.err ? undefined : runBody()) : undefined);
+        if (r instanceof Promise) return r.then(after);
+        return after();
+      },
+    };
+
+    const finish = (): T => {
+      if (!ran && !ctx.err) {
+        // The template had no place for the operation: it still happens.
+        const r = runBody();
+        if (r instanceof Promise) return r.then(() => finish()) as T;
+      }
+      this.busy.delete(task);
+      const ret = ctx.err ? BigInt(-ctx.err.errno) : BigInt.asIntN(64, ctx.ret ?? 0n);
+      k.tracepoints.fire('sys_exit', k.context(task), { id: nr, ret });
+      this.exitWork(task);
+      this.bookkeep(task, sc, result, open);
+      task.preemptCount &= ~0xff;
+      task.irqsOff = 0;
+      // Failed before the operation ran (the path walk): the operation fails the same way, in its own form (a rejected promise).
+      if (ctx.err && !ran) return body(task);
+      if (ctx.err) throw ctx.err.error;
+      return result as T;
+    };
+    const fail = (e: unknown): never => {
+      this.busy.delete(task);
+      task.preemptCount &= ~0xff;
+      task.irqsOff = 0;
+      throw e;
+    };
+    let r: void | Promise<unknown>;
+    try {
+      r = deep ? this.enter(task, nodes, ctx, args) : undefined;
+    } catch (e) {
+      return fail(e);
+    }
+    if (r instanceof Promise) return r.then(finish, fail) as T;
+    return finish();
+  }
+
+  /** entry_SYSCALL_64 → do_syscall_64 → x64_sys_call → (jumps to) __x64_sys_<name> → ... */
+  private enter(task: Task, nodes: readonly PathNode[], ctx: RunCtx, args: bigint[]): void | Promise<unknown> {
+    const k = this.k;
+    const run = k.runner;
+    const regs = k.userRegs(task, args);
+    ctx.env.regs = regs;
+    ctx.env['struct pt_regs'] = regs;
+    const inner = (px: Call | undefined): void | Promise<unknown> => run.run(nodes, ctx, px);
+    const sysCall = run.fn('x64_sys_call');
+    const doSys = run.fn('do_syscall_64');
+    const viaSysCall = (px: Call | undefined): Value | void | Promise<unknown> => (sysCall ? run.call(sysCall, (x) => inner(x) as never, ctx, px) : inner(px));
+    const r = doSys ? run.call(doSys, (x) => viaSysCall(x) as never, ctx, undefined) : viaSysCall(undefined);
+    return r instanceof Promise ? r : undefined;
+  }
+
+  /** Return to user space: the exit work the real kernel traces after every call. */
+  private exitWork(task: Task): void {
+    const run = this.k.runner;
+    const ctx: RunCtx = { task, env: {}, flags: new Set(), holes: {} };
+    for (const n of ['syscall_exit_to_user_mode_prepare', 'fpregs_assert_state_consistent']) {
+      const fn = run.fn(n);
+      if (fn?.traceable) void run.call(fn, [], ctx, undefined);
+    }
+  }
+
+  private baseEnv(task: Task): PathEnv {
+    const k = this.k;
+    return {
+      task: task.addr,
+      tsk: task.addr,
+      p: task.addr,
+      'struct task_struct': task.addr,
+      'struct rq': k.sched.cpuOf(task).rq,
+      'struct super_block': k.vfs.sb,
+      sb: k.vfs.sb,
+      'struct vfsmount': k.vfs.vfsmount,
+      mnt: k.vfs.vfsmount,
+      'struct mount': k.vfs.mount,
+    };
+  }
+
+  private fileEnv(env: PathEnv, f: KFile): void {
+    const st = this.k.structs;
+    env.file = f.addr;
+    env.filp = f.addr;
+    env['struct file'] = f.addr;
+    env.dentry = f.dentry.addr;
+    env['struct dentry'] = f.dentry.addr;
+    env.inode = f.dentry.inode;
+    env['struct inode'] = f.dentry.inode;
+    env['struct path'] = st.addrOf(f.addr, 'file', 'f_path') ?? 0n;
+    env.path = env['struct path'];
+    env.pos = st.addrOf(f.addr, 'file', 'f_pos') ?? 0n;
+    env.ppos = env.pos;
+  }
+
+  private readonly filenames = new Map<string, bigint>();
+
+  /** struct filename: the kernel's copy of a path the process passed (one per path: names_cache objects are reused). */
+  private kernelFilename(path: string): bigint {
+    let addr = this.filenames.get(path);
+    if (addr === undefined) {
+      const k = this.k;
+      addr = k.kmem.cacheAlloc('names_cache', 4096);
+      const iname = k.structs.field('filename', 'iname');
+      const text = this.userPath(path);
+      if (iname && text.length < 4000) {
+        k.kmem.space.writeCString(addr + BigInt(iname.offset), text);
+        k.structs.set(addr, 'filename', 'name', addr + BigInt(iname.offset));
+      } else k.structs.set(addr, 'filename', 'name', k.kmem.kstr(text));
+      if (this.filenames.size > 512) this.filenames.clear();
+      this.filenames.set(path, addr);
+    }
+    return addr;
+  }
+
+  /** The path as the process wrote it (relative to its cwd when that is the mount root). */
+  private userPath(path: string): string {
+    return path === '' ? this.k.mountPoint : `${this.k.mountPoint}/${path}`;
+  }
+
+  private readUser(task: Task, addr: bigint, max: number): Uint8Array | undefined {
+    const mm = task.mm;
+    if (!mm) return undefined;
+    for (let n = max; n > 0; n = n >> 1) {
+      const b = mm.read(addr, n);
+      if (b) return b;
+    }
+    return undefined;
+  }
+
+  /** What the call returns to user space on success. */
+  private resultValue(sc: Syscall, v: unknown, open: OpenState | undefined): bigint {
+    switch (sc.name) {
+      case 'read':
+        return BigInt(v instanceof Uint8Array ? v.length : 0);
+      case 'write':
+        return BigInt(typeof v === 'number' ? v : (sc.data?.length ?? 0));
+      case 'openat':
+        return BigInt(open?.kfile.fd ?? 3);
+      case 'getdents64': {
+        if (!Array.isArray(v)) return 0n;
+        let n = 0;
+        for (const name of v as string[]) n += (19 + Buffer.byteLength(String(name)) + 1 + 7) & ~7;
+        return BigInt(n);
+      }
+      case 'poll':
+        return typeof v === 'number' && v ? 1n : 0n;
+      default:
+        return 0n;
+    }
+  }
+}
