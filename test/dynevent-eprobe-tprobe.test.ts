@@ -80,7 +80,19 @@ describe('tracepoint probes', () => {
     });
     await w('events/tracepoints/enable', '0');
     const stub = kernel.symbols.lookupName('__probestub_sched_switch')!;
-    expect(lines()).toEqual([`tp2: (__probestub_sched_switch+0x4/0x${stub.size.toString(16)}) preempt=1 prev=0x0 prev_state=0`]);
+    const prev = (kernel.tasks.get(114) as unknown as { addr: bigint }).addr;
+    expect(lines()).toEqual([`tp2: (__probestub_sched_switch+0x4/0x${stub.size.toString(16)}) preempt=1 prev=0x${prev.toString(16)} prev_state=0`]);
+  });
+
+  it('follow BTF paths from the prototype\'s task pointers into task_struct', async () => {
+    const { w, tp, lines, kernel } = emulator();
+    kernel.tasks.add(new Task(114, 114, 'sh', 1));
+    await w('dynamic_events', 't:tp sched_switch prev->pid next_comm=next->comm:string\n');
+    await w('events/tracepoints/enable', '1');
+    tp.fire('sched_switch', { task: kernel.tasks.get(114)!, cpu: 0, flags: 1, preemptCount: 2 }, {
+      prev_comm: 'sh', prev_pid: 114, prev_prio: 120, prev_state: 1, next_comm: 'swapper/0', next_pid: 0, next_prio: 120,
+    });
+    expect(lines()[0]).toMatch(/^tp: \(__probestub_sched_switch\+0x4\/0x[0-9a-f]+\) arg1=114 next_comm="swapper\/0"$/);
   });
 
   it('go one preemption level deeper than the tracepoint\'s own event (d..2. → d..3.)', async () => {
