@@ -29,13 +29,13 @@ describe('README', () => {
     expect(text.startsWith('tracing mini-HOWTO:\n')).toBe(true);
     expect(text).toContain('  trace_marker_raw\t\t- Writes into this file writes binary data into the kernel buffer\n');
     expect(text).toContain("  snapshot\t\t- Like 'trace' but shows the content of the static\n");
-    expect(text).not.toContain('kprobe_events');
     expect(text).toContain('set_ftrace_filter');
-    tracing.features.add('kprobe_events');
-    const more = await read('README');
-    expect(more).toContain('  kprobe_events\t\t- Create/append/remove/show the kernel dynamic events\n');
-    expect(more).toContain('place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>\n');
-    expect(more).not.toContain('uprobe_events');
+    // the probe events are built in
+    expect(text).toContain('  kprobe_events\t\t- Create/append/remove/show the kernel dynamic events\n');
+    expect(text).toContain('place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>\n');
+    expect(text).not.toContain('hist trigger');
+    tracing.features.add('hist_triggers');
+    expect(await read('README')).toContain('      hist trigger\t- If set, event hits are aggregated into a hash table\n');
   });
 });
 

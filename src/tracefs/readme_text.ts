@@ -181,7 +181,7 @@ export const README_CHUNKS: readonly ReadmeChunk[] = [
       '\t           t[:[<group>/][<event>]] <tracepoint> [<args>]\n',
   },
   {
-    when: (f, s) => probes(f, s) && f.has('hist_triggers'),
+    when: (f, s) => probes(f, s) && f.has('synth_events'),
     text:
       '\t           s:[synthetic/]<event> <field> [<field>]\n',
   },
@@ -224,7 +224,7 @@ export const README_CHUNKS: readonly ReadmeChunk[] = [
       '\t           symstr, %pd/%pD, <type>\\[<array-size>\\]\n',
   },
   {
-    when: (f, s) => probes(f, s) && f.has('hist_triggers'),
+    when: (f, s) => probes(f, s) && f.has('synth_events'),
     text:
       '\t    field: <stype> <name>;\n' +
       '\t    stype: u8/u16/u32/u64, s8/s16/s32/s64, pid_t,\n' +

@@ -83,7 +83,13 @@ export class EventFile {
 
   private setEnabled(on: boolean): void {
     this.enabled = on;
-    this.owner.events.fileEnabledChanged(this);
+    try {
+      this.owner.events.fileEnabledChanged(this);
+    } catch (e) {
+      // the event's reg() refused (a probe that cannot register): the file stays as it was
+      this.enabled = !on;
+      throw e;
+    }
   }
 
   /** trace_event_trigger_enable_disable(): triggers keep the event attached in soft mode. */
@@ -100,7 +106,7 @@ export class EventFile {
 
   /** update_cond_flag(). */
   updateCond(): void {
-    this.triggerCond = this.triggers.some((t) => t.filter !== undefined || t.cmd.post);
+    this.triggerCond = this.triggers.some((t) => t.filter !== undefined || t.cmd.post || t.cmd.needsRec === true);
   }
 
   private ignoredPid(p: PendingRecord): boolean {

@@ -31,8 +31,11 @@ import { callPostTriggers, callTriggers } from './triggers/trigger.js';
 
 /** trace_event_class->reg(): attach / detach the event's source when the first / last array enables it. */
 export interface EventRegistration {
+  /** May refuse (throw a KernelError): the enable write then fails and nothing changes. */
   register(): void;
   unregister(): void;
+  /** Each trace array's file going on or off (probe events link files; eprobes attach per array). May refuse when going on. */
+  fileEnabled?(file: EventFile, on: boolean): void;
 }
 
 /** Who follows the list of event types (eventfs keeps a directory per type). */
@@ -183,6 +186,13 @@ export class TraceEvents {
     return type;
   }
 
+  /** Whether removeEventType() would succeed now (not enabled, no triggers, no open file). */
+  removable(type: TraceEventType): boolean {
+    for (const ae of this.arrays.values()) if (ae.busy(type)) return false;
+    for (const l of this.listeners) if (l.canRemove && !l.canRemove(type)) return false;
+    return true;
+  }
+
   /** Removes a run-time event type; EBUSY while enabled, used by triggers, or open. */
   removeEventType(type: TraceEventType): void {
     for (const ae of this.arrays.values()) if (ae.busy(type)) fail('EBUSY');
@@ -229,13 +239,24 @@ export class TraceEvents {
   /** An event file went on or off: the first / last one attaches / detaches the event's source. */
   fileEnabledChanged(file: EventFile): void {
     let set = this.active.get(file.type);
+    const reg = this.regs.get(file.type);
     if (file.enabled) {
       if (!set) this.active.set(file.type, (set = new Set()));
       const first = set.size === 0;
+      reg?.fileEnabled?.(file, true);
       set.add(file);
-      if (first) this.regs.get(file.type)?.register();
-    } else if (set?.delete(file) && set.size === 0) {
-      this.regs.get(file.type)?.unregister();
+      if (first && reg) {
+        try {
+          reg.register();
+        } catch (e) {
+          set.delete(file);
+          reg.fileEnabled?.(file, false);
+          throw e;
+        }
+      }
+    } else if (set?.delete(file)) {
+      if (set.size === 0) reg?.unregister();
+      reg?.fileEnabled?.(file, false);
     }
   }
 

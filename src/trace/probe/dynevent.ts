@@ -45,6 +45,12 @@ export type DynTraceEvent = ProbeEvent | SynthEvent;
 export interface DynEventListener {
   eventAdded?(ev: DynTraceEvent): void;
   eventRemoved?(ev: DynTraceEvent): void;
+  /** A probe point (or synthetic event) joined dyn_event_list: registered, as the kernel registers it at definition. */
+  probeAdded?(ev: DynEvent): void;
+  /** It left the list (unregistered and freed). */
+  probeRemoved?(ev: DynEvent): void;
+  /** Held by something the registry does not count (an open file of the event, a trigger): removal is EBUSY. */
+  busy?(ev: DynTraceEvent): boolean;
 }
 
 /** The control files that take dynamic-event commands. */
@@ -276,11 +282,19 @@ export class DynEventRegistry {
 
   add(ev: DynEvent): void {
     this.list.push(ev);
+    this.listener.probeAdded?.(ev);
   }
 
   remove(ev: DynEvent): void {
     const i = this.list.indexOf(ev);
-    if (i >= 0) this.list.splice(i, 1);
+    if (i < 0) return;
+    this.list.splice(i, 1);
+    this.listener.probeRemoved?.(ev);
+  }
+
+  /** The event may not go: enabled, referenced (eprobes, hist triggers), or held by the events layer. */
+  isBusy(ev: DynTraceEvent): boolean {
+    return ev.enabled || ev.refs > 0 || this.listener.busy?.(ev) === true;
   }
 
   /** All probe points of one type. */

@@ -115,10 +115,10 @@ function showEprobe(ev: DynEvent): string {
 function releaseEprobe(ev: DynEvent, reg: DynEventRegistry): KRet {
   const tp = ev.probe!;
   const pev = tp.ev!;
-  if (pev.enabled || pev.refs > 0) return 'EBUSY';
+  if (reg.isBusy(pev)) return 'EBUSY';
   reg.unregisterEvent(pev);
-  pev.probes.length = 0;
   reg.remove(ev);
+  pev.probes.length = 0;
   const loc = tp.loc as EprobeLocation;
   const held = reg.event(loc.system, loc.event);
   if (held && held.refs > 0) held.refs--;

@@ -324,11 +324,11 @@ export function releaseProbe(ev: DynEvent, reg: DynEventRegistry): KRet {
   const tp = ev.probe!;
   const pev = tp.ev!;
   if (pev.probes.length === 1) {
-    if (pev.enabled || pev.refs > 0) return 'EBUSY';
+    if (reg.isBusy(pev)) return 'EBUSY';
     reg.unregisterEvent(pev);
   }
-  pev.probes.splice(pev.probes.indexOf(tp), 1);
   reg.remove(ev);
+  pev.probes.splice(pev.probes.indexOf(tp), 1);
   return 0;
 }
 

@@ -298,7 +298,7 @@ export function createOrDeleteSynthEvent(raw: string, reg: DynEventRegistry, sin
 
 function releaseSynth(ev: DynEvent, reg: DynEventRegistry): KRet {
   const se = ev.synth!;
-  if (se.refs > 0 || se.enabled) return 'EBUSY';
+  if (reg.isBusy(se)) return 'EBUSY';
   reg.unregisterEvent(se);
   reg.remove(ev);
   return 0;

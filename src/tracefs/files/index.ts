@@ -18,6 +18,7 @@ import {
 import { timestampModeFile, traceClockFile } from './clock.js';
 import { savedCmdlinesFile, savedCmdlinesSizeFile, savedTgidsFile } from './cmdlines.js';
 import { cpumaskFile } from './cpumask.js';
+import { addDynEventFiles } from './dynevent_files.js';
 import { errorLogFile } from './error_log.js';
 import { addFtraceFiles, addFtraceTopFiles } from './ftrace.js';
 import { traceMarkerFile, traceMarkerRawFile } from './markers.js';
@@ -87,4 +88,5 @@ export function addTopFiles(root: Dir, tracing: Tracing): void {
   add('saved_tgids', 0o440, savedTgidsFile(tracing));
   add('printk_formats', 0o440, printkFormatsFile());
   addFtraceTopFiles(root, tracing);
+  addDynEventFiles(root, tracing);
 }

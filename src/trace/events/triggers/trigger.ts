@@ -18,6 +18,7 @@ export const ETT_HIST = 1 << 3;
 export const ETT_EVENT_ENABLE = 1 << 4;
 export const ETT_EVENT_HIST = 1 << 5;
 export const ETT_HIST_ENABLE = 1 << 6;
+export const ETT_EVENT_EPROBE = 1 << 7;
 
 export interface TriggerData {
   cmd: TriggerCommand;
@@ -45,6 +46,15 @@ export interface TriggerCommand {
   countFunc(data: TriggerData, file: EventFile): boolean;
   trigger(data: TriggerData, file: EventFile, ctx: ExecContext | undefined): void;
   print(data: TriggerData): string;
+  /** EVENT_CMD_FL_NEEDS_REC: runs with the record (event probes). */
+  needsRec?: boolean;
+  /** Not a user's trigger: the `trigger` file does not show it (event probes' hooks). */
+  hidden?: boolean;
+}
+
+/** A trigger's command with the record it fired with (EVENT_CMD_FL_NEEDS_REC commands). */
+export interface RecTriggerCommand extends TriggerCommand {
+  triggerRec(data: TriggerData, file: EventFile, ctx: ExecContext, rec: Buffer): void;
 }
 
 /** Every trigger command, in the order they were registered. */
@@ -66,8 +76,13 @@ export class TriggerCommands {
   }
 }
 
-function runTrigger(data: TriggerData, file: EventFile, ctx: ExecContext | undefined): void {
+function runTrigger(data: TriggerData, file: EventFile, ctx: ExecContext | undefined, rec?: Buffer | null): void {
   if (data.counted && !data.cmd.countFunc(data, file)) return;
+  if (data.cmd.needsRec) {
+    // eprobe_trigger_func(): nothing to do without the record
+    if (rec && ctx) (data.cmd as RecTriggerCommand).triggerRec(data, file, ctx, rec);
+    return;
+  }
   data.cmd.trigger(data, file, ctx);
 }
 
@@ -88,7 +103,7 @@ export function callTriggers(file: EventFile, rec: Buffer | null, ctx: ExecConte
       tt |= data.cmd.type;
       continue;
     }
-    runTrigger(data, file, ctx);
+    runTrigger(data, file, ctx, rec);
   }
   return tt;
 }
@@ -117,10 +132,10 @@ export function processTrigger(file: EventFile, input: string): void {
 
 /** The `trigger` file: the triggers, or the list of available commands when there are none. */
 export function showTriggers(file: EventFile): string {
-  if (file.triggers.length === 0) {
+  if (!file.triggers.some((t) => !t.cmd.hidden)) {
     return `# Available triggers:\n#${file.owner.events.triggerCommands.listed.map((n) => ` ${n}`).join('')}\n`;
   }
-  return file.triggers.map((t) => t.cmd.print(t)).join('');
+  return file.triggers.filter((t) => !t.cmd.hidden).map((t) => t.cmd.print(t)).join('');
 }
 
 /** The common "name:count if filter" line. */
