@@ -20,6 +20,7 @@ interface BenchArgs {
   glob: string;
   out: string;
   tracefsOps: number;
+  tracefsEvents: number;
 }
 
 const SERIES: Series[] = ['7.2', '6.12'];
@@ -90,6 +91,7 @@ export const benchCommand: CommandModule<object, BenchArgs> = {
       .option('rounds', { type: 'number', default: 3, describe: 'trigger: runs per variant (the best is kept)' })
       .option('glob', { type: 'string', default: '*', describe: 'trigger: the -all variants\' glob' })
       .option('tracefs-ops', { type: 'number', default: 200, describe: 'tracefs: adds/removes measured per series' })
+      .option('tracefs-events', { type: 'number', default: 15000, describe: 'tracefs: events drained through trace_pipe' })
       .option('out', { type: 'string', default: fileURLToPath(new URL('../../bench/results/', import.meta.url)), describe: 'where the JSON goes' }) as unknown as Argv<BenchArgs>,
   handler: async (a) => {
     const want = new Set(a.only.split(',').map((s) => s.trim()));
@@ -106,7 +108,7 @@ export const benchCommand: CommandModule<object, BenchArgs> = {
       json.memory = { footprint: m.footprint, misses: m.misses };
     }
     if (want.has('tracefs')) {
-      const r: TracefsBenchResult = await runTracefsBench({ ops: a.tracefsOps });
+      const r: TracefsBenchResult = await runTracefsBench({ ops: a.tracefsOps, events: a.tracefsEvents });
       console.log(r.text + '\n');
       json.tracefs = r.results;
     }
