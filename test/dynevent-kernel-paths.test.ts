@@ -1,0 +1,74 @@
+/**
+ * Probe events fired by the emulated kernel's own call paths: a read(2) of a
+ * tracefs file runs ksys_read → vfs_read with the real arguments, an open
+ * runs do_sys_openat2 with the user's path string, so kprobes, kretprobes and
+ * fprobes there record what the real kernel's would (the file's name through
+ * %pD, the user string through ustring, the bytes read as $retval).
+ */
+import { describe, expect, it } from 'vitest';
+import { File, O_RDONLY } from '../src/tracefs/node.js';
+import { kernelEmu } from './kernel_helpers.js';
+import { echo, traceLines } from './helpers/tracefs.js';
+
+const ROOT = { pid: 4321, uid: 0, gid: 0 };
+
+function setup(series: '7.2' | '6.12' = '7.2') {
+  const e = kernelEmu({ series });
+  e.proc.set({ pid: ROOT.pid, comm: 'cat', ppid: 1, startTime: 1 });
+  e.fs.root.add(
+    new File('myfile', 0o644, {
+      names: { open: 'tracing_open_generic', read: 'tracing_readme_read' },
+      read: (_f, size, pos) => Buffer.from('line one\nline two\n'.slice(pos, pos + size)),
+    }),
+  );
+  const w = (path: string, text: string, append = false) => echo(e.fs, path, text, append, ROOT);
+  const lines = async () => traceLines(await e.fs.readFile('trace', ROOT));
+  return { ...e, w, lines };
+}
+
+describe.each(['7.2', '6.12'] as const)('probe events on the kernel paths (%s)', (series) => {
+  it('kprobe, kretprobe and fprobe events on vfs_read see the read of a file', async () => {
+    const { fs, w, lines, k } = setup(series);
+    await w('dynamic_events', 'p:kp vfs_read name=$arg1:%pD count=$arg3:u64 c=$comm\n');
+    await w('dynamic_events', 'r:kr vfs_read ret=$retval:s64 cnt=$arg3:u64\n', true);
+    await w('dynamic_events', 'f:fx vfs_read%return file:%pD ret=$retval\n', true);
+    await w('events/kprobes/enable', '1\n');
+    await w('events/fprobes/enable', '1\n');
+    const h = await fs.open('myfile', O_RDONLY, ROOT);
+    await h.read(4096, 0);
+    h.release();
+    await w('events/kprobes/enable', '0\n');
+    await w('events/fprobes/enable', '0\n');
+    const got = (await lines()).map((l) => l.replace(/^.*?: /, ''));
+    const ksys = k.symbols.lookupName('ksys_read')!;
+    const ret = series === '7.2' ? '0x7b' : '0x6f';
+    const retSite = `ksys_read+${ret}/0x${ksys.size.toString(16)}`;
+    expect(got).toContain(`kp: (vfs_read+0x4/0x${k.symbols.lookupName('vfs_read')!.size.toString(16)}) name="myfile" count=4096 c="cat"`);
+    expect(got.some((l) => l.startsWith(`kr: (`) && l.endsWith(' <- vfs_read) ret=18 cnt=4096'))).toBe(true);
+    expect(got.some((l) => l.startsWith(`fx: (${retSite} <- vfs_read)`) || l.startsWith('fx: ([unknown/kretprobe\'d] <- vfs_read)'))).toBe(true);
+    expect(got.find((l) => l.startsWith('fx:'))).toMatch(/ arg1="myfile" ret=18$/);
+  });
+
+  it('a ustring of do_sys_openat2\'s filename reads the path the process passed', async () => {
+    const { fs, w, lines } = setup(series);
+    await w('kprobe_events', 'p:myevent2 do_sys_openat2 path=+0($arg2):ustring path2=+u0($arg2):string bad=+0($arg2):string\n');
+    await w('events/kprobes/enable', '1\n');
+    (await fs.open('myfile', O_RDONLY, ROOT)).release();
+    await w('events/kprobes/enable', '0\n');
+    const got = await lines();
+    expect(got.some((l) => /myevent2: \(do_sys_openat2\+0x[0-9a-f]+\/0x[0-9a-f]+\) path="[^"]*myfile" path2="[^"]*myfile" bad=\(fault\)$/.test(l))).toBe(true);
+  });
+
+  it('kprobe_profile counts the hits', async () => {
+    const { fs, w } = setup(series);
+    await w('kprobe_events', 'p:myevent vfs_read\n');
+    await w('events/kprobes/myevent/enable', '1\n');
+    for (let i = 0; i < 3; i++) {
+      const h = await fs.open('myfile', O_RDONLY, ROOT);
+      await h.read(4096, 0);
+      h.release();
+    }
+    await w('events/kprobes/myevent/enable', '0\n');
+    expect(await fs.readFile('kprobe_profile', ROOT)).toMatch(/^ {2}myevent {38}\s+([3-9]|\d\d+)\s+0\n$/);
+  });
+});
