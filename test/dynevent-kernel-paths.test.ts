@@ -72,3 +72,25 @@ describe.each(['7.2', '6.12'] as const)('probe events on the kernel paths (%s)',
     expect(await fs.readFile('kprobe_profile', ROOT)).toMatch(/^ {2}myevent {38}\s+([3-9]|\d\d+)\s+0\n$/);
   });
 });
+
+describe('uprobes', () => {
+  it('a uprobe on a program\'s entry point hits when a process execs it; uprobe_profile counts it', async () => {
+    const { existsSync, realpathSync } = await import('node:fs');
+    const { elfEntry } = await import('../src/trace/dynevent/elf_entry.js');
+    const bin = existsSync('/bin/sh') ? realpathSync('/bin/sh') : undefined;
+    const entry = bin ? elfEntry(bin) : undefined;
+    if (!bin || !entry) return;
+    const { w, lines, k, fs } = setup();
+    await w('uprobe_events', `p:myevent ${bin}:0x${entry.fileOffset.toString(16)}\n`);
+    await w('uprobe_events', `p:other ${bin}:0x${(entry.fileOffset + 1n).toString(16)}\n`, true);
+    await w('events/uprobes/enable', '1\n');
+    k.procs.exec(k.taskOf(ROOT), '/bin/sh', 'sh');
+    await w('events/uprobes/enable', '0\n');
+    const got = await lines();
+    expect(got).toHaveLength(1);
+    expect(got[0]).toMatch(/^\s+sh-4321\s+\[\d+\] \.{5} +\d+\.\d+: myevent: \(0x[0-9a-f]+\)$/);
+    expect(await fs.readFile('uprobe_profile', ROOT)).toBe(
+      `  ${bin} ${'myevent'.padEnd(44)} ${'1'.padStart(15)}\n  ${bin} ${'other'.padEnd(44)} ${'0'.padStart(15)}\n`,
+    );
+  });
+});

@@ -173,10 +173,11 @@ export class DynEvents {
 
   /** uprobe_profile: `  %s %-44s %15lu` (file, event, hits) per uprobe point. */
   uprobeProfile(): string {
+    const rt = this.runtimes.uprobe as UprobeRuntime;
     let out = '';
     for (const tp of this.registry.probes('uprobe')) {
       const loc = tp.loc as { path: string };
-      out += `  ${loc.path} ${tp.event.padEnd(44)} ${String(0).padStart(15)}\n`;
+      out += `  ${loc.path} ${tp.event.padEnd(44)} ${String(rt.hits(tp)).padStart(15)}\n`;
     }
     return out;
   }
