@@ -59,6 +59,15 @@ describe.each(['7.2', '6.12'] as const)('probe events on the kernel paths (%s)',
     expect(got.some((l) => /myevent2: \(do_sys_openat2\+0x[0-9a-f]+\/0x[0-9a-f]+\) path="[^"]*myfile" path2="[^"]*myfile" bad=\(fault\)$/.test(l))).toBe(true);
   });
 
+  it('adding an event calls eventfs_create_dir with its name (kprobe_args_string / _char)', async () => {
+    const { w, lines } = setup(series);
+    await w('kprobe_events', 'p:testprobe eventfs_create_dir arg1=+0(%di):string arg2=+0(%di):char[4] c=+0(%di):char\n');
+    await w('events/kprobes/testprobe/enable', '1\n');
+    await w('kprobe_events', 'p:test kernel_clone\n', true);
+    await w('events/kprobes/testprobe/enable', '0\n');
+    expect((await lines()).some((l) => / testprobe: \(eventfs_create_dir\+0x[0-9a-f]+\/0x[0-9a-f]+\) arg1="test" arg2=\{'t','e','s','t'\} c='t'$/.test(l))).toBe(true);
+  });
+
   it('kprobe_profile counts the hits', async () => {
     const { fs, w } = setup(series);
     await w('kprobe_events', 'p:myevent vfs_read\n');
