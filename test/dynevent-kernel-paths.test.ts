@@ -68,6 +68,21 @@ describe.each(['7.2', '6.12'] as const)('probe events on the kernel paths (%s)',
     expect((await lines()).some((l) => / testprobe: \(eventfs_create_dir\+0x[0-9a-f]+\/0x[0-9a-f]+\) arg1="test" arg2=\{'t','e','s','t'\} c='t'$/.test(l))).toBe(true);
   });
 
+  it('a fork runs kernel_clone: $stack, $comm and typed stack slots (kprobe_args, _comm, _type)', async () => {
+    const { w, lines, k } = setup(series);
+    const { procEventLine } = await import('../src/kernel/cn_proc.js');
+    await w('kprobe_events', 'p:testprobe kernel_clone $stack $stack0 +0($stack) comm=$comm s=$stack0:s32 u=$stack0:u32 x=$stack0:x32 b=$stack0:b4@4/32\n');
+    await w('events/kprobes/testprobe/enable', '1\n');
+    procEventLine(k.mirror, `F 1 ${ROOT.pid} ${ROOT.pid} 4401 4401`);
+    await w('events/kprobes/testprobe/enable', '0\n');
+    const l = (await lines()).find((x) => x.includes('testprobe:'));
+    expect(l).toMatch(/ testprobe: \(kernel_clone\+0x[0-9a-f]+\/0x[0-9a-f]+\) arg1=0x[0-9a-f]+ arg2=0x[0-9a-f]+ arg3=0x[0-9a-f]+ comm="cat" s=-?\d+ u=\d+ x=0x[0-9a-f]+ b=\d+$/);
+    const [, s32, u32, x32, b] = / s=(-?\d+) u=(\d+) x=0x([0-9a-f]+) b=(\d+)$/.exec(l!)!;
+    expect(BigInt.asUintN(32, BigInt(s32))).toBe(BigInt(u32));
+    expect(BigInt('0x' + x32)).toBe(BigInt(u32));
+    expect(BigInt(b)).toBe((BigInt(u32) >> 4n) & 0xfn);
+  });
+
   it('kprobe_profile counts the hits', async () => {
     const { fs, w } = setup(series);
     await w('kprobe_events', 'p:myevent vfs_read\n');
