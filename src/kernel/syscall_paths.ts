@@ -479,7 +479,11 @@ export class SyscallPaths {
         k.kmem.space.writeCString(addr + BigInt(iname.offset), text);
         k.structs.set(addr, 'filename', 'name', addr + BigInt(iname.offset));
       } else k.structs.set(addr, 'filename', 'name', k.kmem.kstr(text));
-      if (this.filenames.size > 512) this.filenames.clear();
+      if (this.filenames.size > 512) {
+        // the cached copies go back to names_cache (else 4 KiB per path ever named leaks)
+        for (const a of this.filenames.values()) k.kmem.free(a);
+        this.filenames.clear();
+      }
       this.filenames.set(path, addr);
     }
     return addr;
