@@ -88,6 +88,16 @@ function fileObject(kernel: Kernel, addr: bigint, fMode: number): bigint {
 }
 
 describe('probe events per trace array', () => {
+  it('a kprobe off the ftrace site (int3) records the NMI-like context: `..Zff` (7.2, as the real kernel showed)', async () => {
+    const { fs, read, kernel } = setup();
+    realCallSites(kernel);
+    await echo(fs, 'kprobe_events', 'p:k3 vfs_read+9\n');
+    await echo(fs, 'events/kprobes/k3/enable', '1\n');
+    const head = kernel.tasks.add(new Task(130, 130, 'head', 1));
+    run(kernel, head, readTree(10));
+    expect(events(await read('trace'))).toEqual(['..Zff k3: (vfs_read+0x9/0x490)']);
+  });
+
   it('record only in the arrays where they are enabled', async () => {
     const { fs, read, kernel } = setup();
     realCallSites(kernel);
