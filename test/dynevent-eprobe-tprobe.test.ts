@@ -107,3 +107,26 @@ describe('tracepoint probes', () => {
     expect(top.map((c) => [c.data[2], c.data[3]])).toEqual([[1, 2], [1, 3]]);
   });
 });
+
+describe('synthetic events', () => {
+  it('record what their firer gives and print `name: field=value ...`', async () => {
+    const { w, r, lines, tracing, kernel } = emulator();
+    await w('synthetic_events', 'wakeup_lat pid_t pid; u64 lat; char comm[16]; char name[]\n');
+    expect(await r('synthetic_events')).toBe('wakeup_lat\tpid_t pid; u64 lat; char[16] comm; char[] name\n');
+    await w('events/synthetic/wakeup_lat/enable', '1');
+    const { DynEvents } = await import('../src/trace/dynevent/dyn_events.js');
+    const { SynthEventType } = await import('../src/trace/dynevent/synth_event_type.js');
+    const dyn = DynEvents.of(tracing);
+    const se = dyn.registry.event('synthetic', 'wakeup_lat')!;
+    const type = dyn.typeOf(se) as InstanceType<typeof SynthEventType>;
+    const task = kernel.tasks.add(new Task(77, 77, 'cyclic', 1));
+    const ctx = { task, cpu: 0, flags: 0, preemptCount: 0 };
+    tracing.events.emit(type, ctx, type.build(ctx, [77, 1234n, 'cyclic', 'timer']));
+    expect(lines()).toEqual(['wakeup_lat: pid=77 lat=1234 comm=cyclic name=timer']);
+    const { errCode } = await import('./helpers/tracefs.js');
+    expect(await errCode(w('synthetic_events', '!wakeup_lat\n', true))).toBe('EBUSY');
+    await w('events/synthetic/wakeup_lat/enable', '0');
+    await w('synthetic_events', '!wakeup_lat\n', true);
+    expect(await r('synthetic_events')).toBe('');
+  });
+});

@@ -113,6 +113,42 @@ describe('dynamic-event control files', () => {
     }
   });
 
+  it('7.2 registers an fprobe when its event is enabled, 6.12 at definition (and keeps it attached while disabled)', async () => {
+    for (const series of ['7.2', '6.12'] as const) {
+      const { fs, read } = setup({ series });
+      await echo(fs, 'dynamic_events', 'f:fp vfs_read\n');
+      const lines = async () => (await read('enabled_functions')).split('\n').filter(Boolean).length;
+      expect(await lines(), series).toBe(series === '7.2' ? 0 : 1);
+      await echo(fs, 'events/fprobes/fp/enable', '1');
+      expect(await lines(), series).toBe(1);
+      await echo(fs, 'events/fprobes/fp/enable', '0');
+      expect(await lines(), series).toBe(series === '7.2' ? 0 : 1);
+      await echo(fs, 'dynamic_events', '\n');
+      expect(await lines(), series).toBe(0);
+    }
+  });
+
+  it('7.2 resolves an fprobe\'s @symbol at enable: an unknown one fails the enable (ENOENT), nothing changes', async () => {
+    const { fs, read } = setup();
+    await echo(fs, 'dynamic_events', 'f:fp vfs_read a=@no_such_symbol_xyz\n');
+    expect(await errCode(echo(fs, 'events/fprobes/fp/enable', '1'))).toBe('ENOENT');
+    expect(await read('events/fprobes/fp/enable')).toBe('0\n');
+    expect(await read('enabled_functions')).toBe('');
+    await echo(fs, 'dynamic_events', '\n');
+  });
+
+  it('kprobes register at definition, disabled until enabled (debugfs kprobes/list)', async () => {
+    const { fs, debugfs, read } = setup();
+    await echo(fs, 'kprobe_events', 'p:kp vfs_read\n');
+    expect(await debugfs.readFile('kprobes/list')).toMatch(/ k {2}vfs_read\+0x4 +\[DISABLED\]\[FTRACE\]\n$/);
+    await echo(fs, 'events/kprobes/kp/enable', '1');
+    expect(await debugfs.readFile('kprobes/list')).toMatch(/ k {2}vfs_read\+0x4 +\[FTRACE\]\n$/);
+    await echo(fs, 'events/kprobes/kp/enable', '0');
+    await echo(fs, 'kprobe_events', '\n');
+    expect(await debugfs.readFile('kprobes/list')).toBe('');
+    void read;
+  });
+
   it('a removal resets the buffers of the arrays where the event was on, and only those', async () => {
     const { fs, read } = setup();
     fs.mkdir('instances/x');

@@ -87,6 +87,31 @@ function fileObject(kernel: Kernel, addr: bigint, fMode: number): bigint {
   return addr;
 }
 
+describe('probe events per trace array', () => {
+  it('a kprobe off the ftrace site (int3) records the NMI-like context: `..Zff` (7.2, as the real kernel showed)', async () => {
+    const { fs, read, kernel } = setup();
+    realCallSites(kernel);
+    await echo(fs, 'kprobe_events', 'p:k3 vfs_read+9\n');
+    await echo(fs, 'events/kprobes/k3/enable', '1\n');
+    const head = kernel.tasks.add(new Task(130, 130, 'head', 1));
+    run(kernel, head, readTree(10));
+    expect(events(await read('trace'))).toEqual(['..Zff k3: (vfs_read+0x9/0x490)']);
+  });
+
+  it('record only in the arrays where they are enabled', async () => {
+    const { fs, read, kernel } = setup();
+    realCallSites(kernel);
+    fs.mkdir('instances/a');
+    await echo(fs, 'dynamic_events', 'p:kp1 vfs_read\nf:fx vfs_read%return\n');
+    await echo(fs, 'instances/a/events/kprobes/kp1/enable', '1\n');
+    await echo(fs, 'events/fprobes/fx/enable', '1\n');
+    const cat = kernel.tasks.add(new Task(300, 300, 'cat', 1));
+    run(kernel, cat, readTree(10));
+    expect(events(await read('trace')).map((l) => l.replace(/^\S+ /, ''))).toEqual(['fx: (ksys_read+0x7b/0x110 <- vfs_read)']);
+    expect(events(await read('instances/a/trace')).map((l) => l.replace(/^\S+ /, ''))).toEqual(['kp1: (vfs_read+0x4/0x490)']);
+  });
+});
+
 describe.each(['7.2', '6.12'] as Series[])('probe event samples of %s', (series) => {
   const has = sample(series, 'trace.fprobe-kprobe-events-on-vfs_read.head30.txt') !== undefined;
   const size = series === '7.2' ? 220 : 229;

@@ -17,6 +17,7 @@ import type { EventView, ProbeEnv } from '../probe/probe_env.js';
 import type { ErrorLogEntry } from '../probe/probe_log.js';
 import { SynthEvent } from '../probe/synth.js';
 import { ProbeEvent, type ProbeKind, type TraceProbe } from '../probe/trace_probe.js';
+import type { Task } from '../../kernel/task.js';
 import type { TraceArray } from '../trace_array.js';
 import type { Tracing } from '../tracing.js';
 import { hostStatPath } from './host_paths.js';
@@ -71,6 +72,8 @@ export class DynEvents {
   private readonly wasEnabled = new Map<TraceEventType, Set<TraceArray>>();
   /** tr->clear_trace. */
   private readonly clearTrace = new Set<TraceArray>();
+  /** The task writing to a control file now (the kernel work of adding an event runs in it). */
+  private writer?: Task;
   /** How uprobe paths are looked up (the machine's file system; tests give their own). */
   statPath: ProbeEnv['statPath'] = hostStatPath;
 
@@ -140,9 +143,15 @@ export class DynEvents {
    * failures, a removal resets the buffers that had the removed events.
    * Returns the bytes consumed, or throws the errno of the failing line.
    */
-  write(file: DynEventFile, data: Buffer | string): number {
+  write(file: DynEventFile, data: Buffer | string, task?: Task): number {
     const text = typeof data === 'string' ? data : data.toString('latin1');
-    const r = this.registry.write(file, text);
+    this.writer = task;
+    let r;
+    try {
+      r = this.registry.write(file, text);
+    } finally {
+      this.writer = undefined;
+    }
     for (const e of r.log) this.tracing.errorLog.log(this.tracing.top, e.loc, e.command, e.pos, e.message);
     if (r.resetBuffers) this.resetClearedBuffers();
     if (r.errno) fail(r.errno);
@@ -173,10 +182,11 @@ export class DynEvents {
 
   /** uprobe_profile: `  %s %-44s %15lu` (file, event, hits) per uprobe point. */
   uprobeProfile(): string {
+    const rt = this.runtimes.uprobe as UprobeRuntime;
     let out = '';
     for (const tp of this.registry.probes('uprobe')) {
       const loc = tp.loc as { path: string };
-      out += `  ${loc.path} ${tp.event.padEnd(44)} ${String(0).padStart(15)}\n`;
+      out += `  ${loc.path} ${tp.event.padEnd(44)} ${String(rt.hits(tp)).padStart(15)}\n`;
     }
     return out;
   }
@@ -197,12 +207,33 @@ export class DynEvents {
     if (ev instanceof SynthEvent) {
       const type = new SynthEventType(id, ev, this.kernel);
       this.types.set(ev, type);
-      this.te.addEventType(type, this.synthRegistration(ev, type));
+      this.addType(type, this.synthRegistration(ev, type));
       return;
     }
     const type = new ProbeEventType(id, ev, this.kernel);
     this.types.set(ev, type);
-    this.te.addEventType(type, this.probeRegistration(ev, type));
+    this.addType(type, this.probeRegistration(ev, type));
+  }
+
+  /**
+   * trace_add_event_call(): the event gets its directory in every trace
+   * array — eventfs_create_dir(name, ...) in the writing task, once per
+   * array (a kprobe there sees the name in %di).
+   */
+  private addType(type: ProbeEventType | SynthEventType, reg: EventRegistration): void {
+    const task = this.writer;
+    let added = false;
+    const add = (): void => {
+      if (added) return;
+      added = true;
+      this.te.addEventType(type, reg);
+    };
+    if (task) {
+      const k = this.kernel;
+      const name = k.kmem.kstr(type.name);
+      for (const _tr of this.tracing.arrays()) k.call(task, 'eventfs_create_dir', [name, 0n, 0n, 0n, 0n], add);
+    }
+    add();
   }
 
   private eventRemoved(ev: DynTraceEvent): void {

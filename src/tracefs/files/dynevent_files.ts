@@ -16,8 +16,8 @@ function controlFile(dyn: DynEvents, file: DynEventFile): FileOps {
       if (f.writable && f.flags & O_TRUNC) dyn.truncate(file);
     },
     ...seqRead(() => dyn.listing(file)),
-    write(_f, data) {
-      return dyn.write(file, data);
+    write(f, data) {
+      return dyn.write(file, data, dyn.kernel.taskOf(f.caller));
     },
   };
 }
