@@ -95,6 +95,7 @@ export class Kprobe {
     return (this.flags & KPROBE_FLAG_FTRACE) !== 0;
   }
 
+  /** Its own OPTIMIZED flag as last settled; `Kprobes.isOptimized(p)` asks the optimizer (and sees aggregates). */
   get optimized(): boolean {
     return (this.flags & KPROBE_FLAG_OPTIMIZED) !== 0;
   }
