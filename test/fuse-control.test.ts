@@ -8,6 +8,7 @@ import {
   registerControlCommand,
 } from '../src/fuse/control.js';
 import '../src/fuse/control_commands.js';
+import { KernelCache } from '../src/fuse/kernel_cache.js';
 import type { MountedTracefs } from '../src/fuse/mount.js';
 import { createEmulator } from '../src/index.js';
 import { KernelError } from '../src/kernel/errno.js';
@@ -15,7 +16,7 @@ import { tempDir } from './e2e-helpers.js';
 
 function ctx(): ControlContext & { stopped: number } {
   const emulator = createEmulator({ cpus: 2, series: '6.12' });
-  const mount: MountedTracefs = { mountpoint: '/x', fs: emulator.fs, openFiles: 3, unmount: async () => {}, ended: new Promise(() => {}) };
+  const mount: MountedTracefs = { mountpoint: '/x', fs: emulator.fs, openFiles: 3, unmount: async () => {}, ended: new Promise(() => {}), settled: async () => {}, cache: new KernelCache(emulator.fs.root) };
   const c = {
     emulator,
     mount,

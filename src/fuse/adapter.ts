@@ -5,9 +5,11 @@
  */
 import type { Caller } from '../kernel/caller.js';
 import { errno, isKernelError } from '../kernel/errno.js';
+import type { Node } from '../tracefs/node.js';
 import type { Handle, Stat, Tracefs } from '../tracefs/tracefs.js';
 import { FdTable } from './fd_table.js';
-import type { FuseOps, FuseRequest, FuseStat } from './native.js';
+import type { KernelCache } from './kernel_cache.js';
+import { FUSE_LOOKUP, FUSE_MKDIR, type FuseOps, type FuseRequest, type FuseStat } from './native.js';
 
 /** Open reply flags understood by the patched binding. */
 export const OPEN_DIRECT_IO = 1;
@@ -23,6 +25,8 @@ export interface AdapterOptions {
   log?: (msg: string) => void;
   /** Wakes the pollers of an open file (set once the FUSE instance exists). */
   notifyPoll?: (fh: number) => void;
+  /** The kernel's cache of the tree: learns node ids from requests; operations wait for the invalidations they caused. */
+  cache?: KernelCache;
 }
 
 export function callerOf(req: FuseRequest): Caller {
@@ -54,6 +58,7 @@ export class FuseAdapter {
   private readonly wakers = new Map<number, () => void>();
   /** Answer functions of requests waiting on a file (blocking reads and the like). */
   private readonly waiting = new Set<(err: number) => void>();
+  private readonly cache?: KernelCache;
 
   constructor(
     readonly fs: Tracefs,
@@ -61,6 +66,12 @@ export class FuseAdapter {
   ) {
     this.log = opts.log ?? ((m) => console.error(`tracefs-emu: ${m}`));
     this.notifyPoll = opts.notifyPoll ?? (() => {});
+    this.cache = opts.cache;
+  }
+
+  /** Tells the kernel cache which node a request named by its own id. */
+  private named(req: FuseRequest, node: Node | undefined): void {
+    this.cache?.named(req.nodeid, node);
   }
 
   /** A negative errno for anything thrown: KernelError's own, EIO (logged) for bugs. */
@@ -94,14 +105,26 @@ export class FuseAdapter {
     late?: (v: T) => void,
   ): void {
     let answered = false;
-    const answer = (err: number, v?: T) => {
+    const cache = this.cache;
+    const queuedBefore = cache?.queued ?? 0;
+    const reply = (err: number, v?: T) => {
       if (answered) return;
       answered = true;
-      this.waiting.delete(answer);
+      this.waiting.delete(reply);
       req.signal.removeEventListener('abort', onAbort);
       done(err, v);
     };
-    const onAbort = () => answer(-errno.EINTR);
+    const onAbort = () => reply(-errno.EINTR);
+    // What the operation removed is gone for the kernel too before it
+    // returns (e.g. `test -d` right after a write to dynamic_events).
+    const answer = (err: number, v?: T) => {
+      if (answered) return;
+      if (!cache || cache.queued === queuedBefore) return reply(err, v);
+      void cache.settled().then(() => {
+        if (!answered) reply(err, v);
+        else if (!err && v !== undefined) late?.(v);
+      });
+    };
     let p: T | Promise<T>;
     try {
       p = fn();
@@ -116,7 +139,7 @@ export class FuseAdapter {
     if (req.interrupted) {
       onAbort();
     } else {
-      this.waiting.add(answer);
+      this.waiting.add(reply);
       req.signal.addEventListener('abort', onAbort, { once: true });
     }
     p.then(
@@ -166,20 +189,42 @@ export class FuseAdapter {
     const fs = this.fs;
     return {
       getattr: (path, cb, req) => {
-        this.sync('getattr', () => toFuseStat(fs.stat(path, callerOf(req))), (err, st) => cb(err, st));
+        this.sync(
+          'getattr',
+          () => {
+            const st = toFuseStat(fs.stat(path, callerOf(req)));
+            const cache = this.cache;
+            if (cache) {
+              // libfuse calls getattr for LOOKUP, and for the directory MKDIR made.
+              if (req.opcode === FUSE_LOOKUP || req.opcode === FUSE_MKDIR) cache.looked(req, fs.nodeAt(path));
+              else cache.named(req.nodeid, fs.nodeAt(path));
+            }
+            return st;
+          },
+          (err, st) => cb(err, st),
+        );
       },
       fgetattr: (path, fd, cb, req) => {
         this.sync(
           'fgetattr',
           () => {
             const h = this.handle(fd);
+            this.named(req, h?.node ?? fs.nodeAt(path));
             return toFuseStat(h ? fs.statNode(h.node) : fs.stat(path, callerOf(req)));
           },
           (err, st) => cb(err, st),
         );
       },
       readdir: (path, cb, req) => {
-        this.sync('readdir', () => ['.', '..', ...fs.readdir(path, callerOf(req))], (err, names) => cb(err, names));
+        this.sync(
+          'readdir',
+          () => {
+            const names = ['.', '..', ...fs.readdir(path, callerOf(req))];
+            this.named(req, fs.nodeAt(path));
+            return names;
+          },
+          (err, names) => cb(err, names),
+        );
       },
       access: (path, mode, cb, req) => {
         this.sync('access', () => fs.access(path, mode, callerOf(req)), (err) => cb(err));
@@ -191,6 +236,7 @@ export class FuseAdapter {
           () => fs.open(path, flags, callerOf(req)),
           (err, h) => {
             if (err || !h) return cb(err || -errno.EIO);
+            this.named(req, h.node);
             const fh = this.fds.add(h);
             cb(0, fh, OPEN_DIRECT_IO | (h.file.nonseekable ? OPEN_NONSEEKABLE : 0));
           },

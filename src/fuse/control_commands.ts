@@ -21,11 +21,13 @@ registerControlCommand('status', 'what is mounted where, by which process, as wh
 registerControlCommand(
   'remount',
   'mount -o remount,OPTIONS: args {"options": "gid=N,uid=N,mode=OCT"}; other mount flags are ignored',
-  (args, ctx) => {
+  async (args, ctx) => {
     const text = typeof args.options === 'string' ? args.options : '';
     const opts = parseTracefsOptions(text);
     const { fs } = ctx.emulator;
     applyMountOptions(fs.root, fs.sb, opts, true);
+    // mount(8) returns once the kernel shows the new owners and modes.
+    await ctx.mount.settled();
     return { options: showTracefsOptions(fs.sb).replace(/^,/, '') };
   },
 );

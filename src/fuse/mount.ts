@@ -9,7 +9,9 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Tracefs } from '../tracefs/tracefs.js';
+import { watchTree } from '../tracefs/tree_watch.js';
 import { FuseAdapter } from './adapter.js';
+import { KernelCache } from './kernel_cache.js';
 import { autoUnmountWatcher, detach, mountAt, probe } from './mount_table.js';
 import { type FuseInstance, loadFuse } from './native.js';
 
@@ -19,9 +21,21 @@ import { type FuseInstance, loadFuse } from './native.js';
  * - allow_other, default_permissions: other users reach it, the kernel checks modes;
  * - atomic_o_trunc: O_TRUNC reaches open (truncate-on-open is the file's business);
  * - big_writes, max_write: one write(2) of up to 128 KiB is one write op;
- * - *_timeout=0: created/removed entries (instances, events) are seen at once;
+ * - entry_timeout, attr_timeout: the kernel keeps lookups and attributes
+ *   (CACHE_TIMEOUT_S) and is told when they change behind its back
+ *   (kernel_cache.ts); negative_timeout=0: a name that did not exist is
+ *   looked up again (instances and events appear without notice);
  * - use_ino: the inode numbers the tree gives; nonempty: mountable over anything.
  */
+/**
+ * How long the kernel may keep a lookup or attributes without asking again.
+ * Every change is invalidated explicitly, so this only bounds the damage of
+ * a change that was not (a bug); long enough that ftracetest's per-test walk
+ * of every event directory (initialize_system) is served from the cache
+ * from one test to the next.
+ */
+export const CACHE_TIMEOUT_S = 3600;
+
 export const TRACEFS_FUSE_OPTIONS: readonly string[] = [
   'fsname=tracefs',
   'subtype=tracefs',
@@ -30,8 +44,8 @@ export const TRACEFS_FUSE_OPTIONS: readonly string[] = [
   'atomic_o_trunc',
   'big_writes',
   'max_write=131072',
-  'entry_timeout=0',
-  'attr_timeout=0',
+  `entry_timeout=${CACHE_TIMEOUT_S}`,
+  `attr_timeout=${CACHE_TIMEOUT_S}`,
   'negative_timeout=0',
   'use_ino',
   'nonempty',
@@ -66,6 +80,10 @@ export interface MountedTracefs {
   readonly ended: Promise<void>;
   /** The fusermount watching this mount (auto_unmount); stopped by a clean unmount(). */
   readonly autoUnmountPid?: number;
+  /** Resolves once the kernel has forgotten every change of the tree made so far (removed entries, changed owners). */
+  settled(): Promise<void>;
+  /** The kernel's cache of the tree (node ids learned, notices). */
+  readonly cache: KernelCache;
 }
 
 /** Clears a dead FUSE mount left at `dir` by a killed daemon; true if there was one. */
@@ -87,13 +105,16 @@ export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions 
   if (m && m.fstype === 'fuse.tracefs') throw new Error(`${mountpoint}: a tracefs-emu is already mounted there`);
   if (opts.mkdir !== false) await mkdir(mountpoint, { recursive: true });
 
-  const adapter = new FuseAdapter(fs, { log });
+  const cache = new KernelCache(fs.root);
+  const adapter = new FuseAdapter(fs, { log, cache });
   const options = [...TRACEFS_FUSE_OPTIONS, ...(opts.autoUnmount === false ? [] : ['auto_unmount']), ...(opts.fuseOptions ?? [])];
   let sessionEnded!: () => void;
   const ended = new Promise<void>((ok) => (sessionEnded = ok));
   const fuse: FuseInstance = new Fuse(mountpoint, adapter.ops(), {
     options,
     onSessionEnd: () => {
+      unwatch();
+      cache.notifier = undefined;
       adapter.releaseAll();
       sessionEnded();
     },
@@ -101,7 +122,14 @@ export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions 
   adapter.notifyPoll = (fh) => {
     fuse.notifyPoll(fh);
   };
-  await new Promise<void>((ok, ko) => fuse.mount((err) => (err ? ko(new Error(`mount ${mountpoint}: ${err.message}`)) : ok())));
+  cache.notifier = fuse;
+  const unwatch = watchTree(fs.root, cache);
+  try {
+    await new Promise<void>((ok, ko) => fuse.mount((err) => (err ? ko(new Error(`mount ${mountpoint}: ${err.message}`)) : ok())));
+  } catch (e) {
+    unwatch();
+    throw e;
+  }
   const watcher = opts.autoUnmount === false ? undefined : autoUnmountWatcher(mountpoint);
   let over = false;
   void ended.then(() => (over = true));
@@ -115,6 +143,8 @@ export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions 
     get openFiles() {
       return adapter.fds.size;
     },
+    cache,
+    settled: () => cache.settled(),
     unmount() {
       unmounting ??= (async () => {
         // Once the session is over the path may already hold someone else's mount: leave it alone.

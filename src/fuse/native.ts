@@ -14,6 +14,10 @@ export interface FuseRequest {
   readonly gid: number;
   /** Process-unique id of this request. */
   readonly id: number;
+  /** The FUSE opcode (fuse_in_header.opcode, e.g. FUSE_LOOKUP = 1). */
+  readonly opcode: number;
+  /** The node id it is about (fuse_in_header.nodeid): for LOOKUP, MKDIR, RMDIR the parent directory's. */
+  readonly nodeid: number;
   /** Set once the kernel interrupted the request (its caller got a signal). */
   readonly interrupted: boolean;
   /** Aborts when the kernel interrupts the request. */
@@ -99,7 +103,32 @@ export interface FuseInstance {
   /** Wakes the pollers of open file `fd`; false if nobody waits. */
   notifyPoll(fd: number): boolean;
   forgetPoll(fd: number): void;
+  /** Queues fuse_lowlevel_notify_inval_entry(parent, name), sent by the notifier thread. */
+  invalEntry(parent: number, name: string): void;
+  /** Queues fuse_lowlevel_notify_inval_inode(ino, -1, 0): its attributes. */
+  invalInode(ino: number): void;
+  /** Sends inval_inode(ino, -1, 0) at once from this thread (it takes no lock); 0 or -errno. */
+  invalInodeNow(ino: number): number;
+  /** Queues fuse_lowlevel_notify_delete(parent, child, name). */
+  notifyDelete(parent: number, child: number, name: string): void;
+  /** Resolves once every notice queued before it has been sent. */
+  flushNotices(): Promise<void>;
+  /** (request id, node id) of LOOKUP replies sent since the last call, flat. */
+  takeLookups(): number[];
+  /** [notices sent, failed with ENOENT (nothing cached there), failed otherwise]. */
+  noticeStats(): [number, number, number];
 }
+
+/** FUSE opcodes (fuse_kernel.h) the adapter looks at. */
+export const FUSE_LOOKUP = 1;
+export const FUSE_GETATTR = 3;
+export const FUSE_SETATTR = 4;
+export const FUSE_MKDIR = 9;
+export const FUSE_RMDIR = 11;
+export const FUSE_OPEN = 14;
+export const FUSE_READDIR = 28;
+/** The root directory's node id. */
+export const FUSE_ROOT_ID = 1;
 
 export interface FuseModule {
   new (mnt: string, ops: Partial<FuseOps>, opts?: FuseOptions): FuseInstance;
@@ -129,7 +158,7 @@ export function loadFuse(): FuseModule {
   }
   if (!existsSync(build)) throw new Error(`fuse-native is not built (${build} missing); run: sh scripts/setup.sh`);
   const mod = require('fuse-native') as FuseModule & { Request?: unknown };
-  if (typeof mod.prototype.notifyPoll !== 'function' || !mod.Request) {
+  if (typeof mod.prototype.notifyPoll !== 'function' || typeof mod.prototype.invalEntry !== 'function' || !mod.Request) {
     throw new Error('fuse-native is not the patched build; run: sh scripts/setup.sh');
   }
   cached = mod;

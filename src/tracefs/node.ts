@@ -4,6 +4,7 @@
  */
 import type { Caller } from '../kernel/caller.js';
 import type { FopNames } from '../kernel/syscall.js';
+import { reportAdded, reportRemoved } from './tree_watch.js';
 
 export const S_IFDIR = 0o040000;
 export const S_IFREG = 0o100000;
@@ -87,13 +88,17 @@ export class Dir extends Node {
     if (this.children.has(node.name)) throw new Error(`tracefs: ${this.path}/${node.name} exists`);
     node.parent = this;
     this.children.set(node.name, node);
+    reportAdded(this, node);
     return node;
   }
 
+  /** Takes a child out; whoever caches the tree hears of it (tree_watch.ts). */
   remove(name: string): void {
     const n = this.children.get(name);
-    if (n) n.parent = null;
+    if (!n) return;
+    n.parent = null;
     this.children.delete(name);
+    reportRemoved(this, n);
   }
 
   get(name: string): Node | undefined {

@@ -16,6 +16,7 @@
 import type { Caller } from '../kernel/caller.js';
 import { fail } from '../kernel/errno.js';
 import { Dir, type Node, type SuperBlock } from './node.js';
+import { reportAttrs } from './tree_watch.js';
 
 export interface Owner {
   uid: number;
@@ -159,6 +160,12 @@ export function showTracefsOptions(sb: SuperBlock): string {
  * ones change anything.
  */
 export function applyMountOptions(root: Dir, sb: SuperBlock, opts: TracefsMountOptions, remount: boolean): void {
+  setMountOptions(root, sb, opts, remount);
+  // Every node may show another owner now (or the root another mode).
+  reportAttrs(root, true);
+}
+
+function setMountOptions(root: Dir, sb: SuperBlock, opts: TracefsMountOptions, remount: boolean): void {
   // What /proc/mounts shows: a remount keeps the options it does not give
   // (as `mount -o remount,gid=N` does on the kernel: mode= stays shown).
   const prev = remount ? (sb.options ?? {}) : {};

@@ -20,6 +20,7 @@ import {
   type SuperBlock,
 } from './node.js';
 import { captureEventsOwners, MAY_EXEC, MAY_READ, MAY_WRITE, mayAccess, ownerOf } from './ownership.js';
+import { reportAttrs } from './tree_watch.js';
 
 export interface Stat {
   ino: number;
@@ -118,6 +119,7 @@ export class Tracefs {
       if (node instanceof Dir) fail('EISDIR');
       if (!mayAccess(node, this.sb, caller, MAY_WRITE)) fail('EACCES');
       node.mtimeMs = node.ctimeMs = Date.now();
+      reportAttrs(node);
     });
   }
 
@@ -128,11 +130,25 @@ export class Tracefs {
       node.atimeMs = atimeMs;
       node.mtimeMs = mtimeMs;
       node.ctimeMs = Date.now();
+      reportAttrs(node);
     });
   }
 
   statfs(): StatFs {
     return { type: TRACEFS_MAGIC, bsize: 4096, namelen: 255 };
+  }
+
+  /** The node at `path`, if any: no permission checks, no system call (for the FUSE adapter's bookkeeping). */
+  nodeAt(path: string): Node | undefined {
+    let node: Node = this.root;
+    for (const part of split(path)) {
+      if (!(node instanceof Dir)) return undefined;
+      if (part === '.') continue;
+      const next: Node | undefined = part === '..' ? (node.parent ?? node) : node.get(part);
+      if (!next) return undefined;
+      node = next;
+    }
+    return node;
   }
 
   /** Path walk, as the VFS does it: search permission on each directory. */
@@ -203,6 +219,8 @@ export class Tracefs {
       if (uid !== undefined && uid !== -1) node.uid = uid;
       if (gid !== undefined && gid !== -1) node.gid = gid;
       node.ctimeMs = Date.now();
+      // Nodes below that never were chown'ed show an owner inherited from above.
+      reportAttrs(node, node instanceof Dir);
     });
   }
 
@@ -212,6 +230,7 @@ export class Tracefs {
       if (caller.uid !== 0 && caller.uid !== ownerOf(node, this.sb).uid) fail('EPERM');
       node.perm = mode & 0o7777;
       node.ctimeMs = Date.now();
+      reportAttrs(node);
     });
   }
 
