@@ -11,7 +11,7 @@ import { SYSCALL_USER_BUF_MAX } from '../../trace/events/array_events.js';
 import { canEnable, parseSelector, setClearEvents, showSetEvent } from '../../trace/events/set_event.js';
 import type { TraceEvents } from '../../trace/events/trace_events.js';
 import type { TraceArray } from '../../trace/trace_array.js';
-import { TraceParser } from '../../trace/trace_parser.js';
+import { TraceParser } from '../../ftrace/trace_parser.js';
 import { Dir, File, type FileOps, O_TRUNC, type OpenFile } from '../node.js';
 import { parseUlong, seqRead } from '../seq_file.js';
 
@@ -49,7 +49,7 @@ function setEventFile(ae: ArrayEvents): FileOps {
       if (data.length === 0) return 0;
       updateBuffers(ae.tr);
       const p = new TraceParser(EVENT_BUF);
-      const n = p.feed(data, 0);
+      const n = p.read(data, 0);
       if (p.loaded) {
         const set = !p.word.startsWith('!');
         setClearEvents(ae, parseSelector(set ? p.word : p.word.slice(1), allowMod), set);
@@ -81,7 +81,7 @@ function pidFile(ae: ArrayEvents, which: 'pids' | 'noPids'): FileOps {
       const p = new TraceParser(PID_BUF);
       let off = 0;
       while (off < data.length) {
-        off += p.feed(data.subarray(off), 0);
+        off += p.read(data.subarray(off), 0);
         if (!p.loaded) break;
         const word = p.word;
         let v: bigint;
