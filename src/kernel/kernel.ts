@@ -128,6 +128,7 @@ export class Kernel implements HookHost {
   private activity_?: Activity;
   private readonly activityOpts?: ActivityOptions;
   private readonly syscalls = new SyscallPaths(this);
+  private tpEnabled = { generation: -1, inTrees: false, explicit: false };
   private readonly procSource?: ProcSource;
   private procEvents?: ProcEvents;
   private exitTimer?: NodeJS.Timeout;
@@ -299,15 +300,25 @@ export class Kernel implements HookHost {
    */
   deep(): boolean {
     if (this.exec_?.observed) return true;
-    for (const n of IN_TREES) if (this.tracepoints.enabled(n)) return true;
-    return false;
+    return this.enabledTracepoints().inTrees;
   }
 
   /** Whether anything can observe the kernel now (else only its state moves). */
   observed(): boolean {
     if (this.deep()) return true;
-    for (const n of EXPLICIT) if (this.tracepoints.enabled(n)) return true;
-    return false;
+    return this.enabledTracepoints().explicit;
+  }
+
+  /** Which of IN_TREES / EXPLICIT have a probe, recomputed only when probes come or go. */
+  private enabledTracepoints(): { generation: number; inTrees: boolean; explicit: boolean } {
+    const tps = this.tracepoints;
+    const c = this.tpEnabled;
+    if (c.generation === tps.generation) return c;
+    return (this.tpEnabled = {
+      generation: tps.generation,
+      inTrees: IN_TREES.some((n) => tps.enabled(n)),
+      explicit: EXPLICIT.some((n) => tps.enabled(n)),
+    });
   }
 
   /** The context an event recorded now in `task` carries (task, CPU, common_flags, preempt count). */

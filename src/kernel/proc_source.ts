@@ -3,7 +3,7 @@
  * behind an interface so tests can script process lifetimes (a fork, an
  * exec that changes the comm, an exit, a reused pid).
  */
-import { accessSync, constants, readFileSync, readlinkSync } from 'node:fs';
+import { accessSync, closeSync, constants, openSync, readFileSync, readlinkSync, readSync } from 'node:fs';
 import type { ProcInfo } from './task.js';
 
 export interface ProcSource {
@@ -19,13 +19,20 @@ export interface ProcSource {
  * Reads /proc/<pid>/stat (and status for the tgid, unless `knownTgid` says
  * it for a process of that start time); undefined if the process is gone.
  */
-export function readProcInfo(pid: number, procRoot = '/proc', knownTgid?: (startTime: number) => number | undefined): ProcInfo | undefined {
-  let stat: string;
-  try {
-    stat = readFileSync(`${procRoot}/${pid}/stat`, 'latin1');
-  } catch {
-    return undefined;
-  }
+export function readProcInfo(
+  pid: number,
+  procRoot = '/proc',
+  knownTgid?: (startTime: number) => number | undefined,
+  readStat: (pid: number) => string | undefined = (p) => {
+    try {
+      return readFileSync(`${procRoot}/${p}/stat`, 'latin1');
+    } catch {
+      return undefined;
+    }
+  },
+): ProcInfo | undefined {
+  const stat = readStat(pid);
+  if (stat === undefined) return undefined;
   const open = stat.indexOf('(');
   const close = stat.lastIndexOf(')');
   if (open < 0 || close < 0) return undefined;
@@ -50,22 +57,85 @@ export function readProcInfo(pid: number, procRoot = '/proc', knownTgid?: (start
   return { pid, tgid, comm, ppid, cpu: Number.isFinite(cpu) ? cpu : 0, startTime, priority: Number.isFinite(priority) ? priority : 20, state };
 }
 
+/** Open /proc/PID/stat files kept at most (least recently read closed first). */
+const MAX_STAT_FDS = 256;
+
+/**
+ * /proc/PID/stat read through a descriptor kept open per process: each
+ * request of a process re-reads it (its comm, CPU) with one pread instead of
+ * open + read + close. A descriptor outlives nothing: once its process is
+ * gone, reading it fails (ESRCH), and a new process with that pid gets a new one.
+ */
+class StatFiles {
+  private readonly fds = new Map<number, number>();
+  private readonly buf = Buffer.allocUnsafe(4096);
+
+  constructor(private readonly root: string) {}
+
+  read(pid: number): string | undefined {
+    const fd = this.fds.get(pid);
+    if (fd !== undefined) {
+      this.fds.delete(pid);
+      const text = this.pread(fd);
+      if (text !== undefined) {
+        this.fds.set(pid, fd);
+        return text;
+      }
+      closeSync(fd);
+    }
+    let nfd: number;
+    try {
+      nfd = openSync(`${this.root}/${pid}/stat`, 'r');
+    } catch {
+      return undefined;
+    }
+    const text = this.pread(nfd);
+    if (text === undefined) {
+      closeSync(nfd);
+      return undefined;
+    }
+    this.fds.set(pid, nfd);
+    if (this.fds.size > MAX_STAT_FDS) {
+      const [oldPid, oldFd] = this.fds.entries().next().value as [number, number];
+      this.fds.delete(oldPid);
+      closeSync(oldFd);
+    }
+    return text;
+  }
+
+  private pread(fd: number): string | undefined {
+    try {
+      const n = readSync(fd, this.buf, 0, this.buf.length, 0);
+      return n > 0 ? this.buf.toString('latin1', 0, n) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
 /** The machine's /proc. */
 export class HostProcSource implements ProcSource {
+  private readonly statFiles: StatFiles;
   readonly bootTicks: number;
 
   constructor(private readonly root = '/proc') {
     this.bootTicks = readProcInfo(process.pid, root)?.startTime ?? 0;
+    this.statFiles = new StatFiles(root);
   }
 
   /** Tgids by pid and start time: a pid's thread group never changes while it lives. */
   private readonly tgids = new Map<number, { startTime: number; tgid: number }>();
 
   stat(pid: number): ProcInfo | undefined {
-    const info = readProcInfo(pid, this.root, (st) => {
-      const c = this.tgids.get(pid);
-      return c && c.startTime === st ? c.tgid : undefined;
-    });
+    const info = readProcInfo(
+      pid,
+      this.root,
+      (st) => {
+        const c = this.tgids.get(pid);
+        return c && c.startTime === st ? c.tgid : undefined;
+      },
+      (p) => this.statFiles.read(p),
+    );
     if (info) {
       if (this.tgids.size > 4096) this.tgids.clear();
       this.tgids.set(pid, { startTime: info.startTime, tgid: info.tgid });

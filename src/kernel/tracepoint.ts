@@ -90,7 +90,11 @@ interface Attached {
 export class Tracepoint {
   private probes: Attached[] = [];
 
-  constructor(readonly name: string) {}
+  constructor(
+    readonly name: string,
+    /** Told when a probe comes or goes. */
+    private readonly changed?: () => void,
+  ) {}
 
   /** True when a probe is attached: kernel code may skip building arguments otherwise. */
   get enabled(): boolean {
@@ -103,12 +107,14 @@ export class Tracepoint {
     const next = [...this.probes, { fn, prio }];
     next.sort((a, b) => b.prio - a.prio);
     this.probes = next;
+    this.changed?.();
   }
 
   unregister(fn: TracepointProbe<never>): void {
     const i = this.probes.findIndex((p) => p.fn === fn);
     if (i < 0) fail('ENOENT');
     this.probes = this.probes.filter((_, k) => k !== i);
+    this.changed?.();
   }
 
   fire(ctx: ExecContext, args: unknown): void {
@@ -119,11 +125,16 @@ export class Tracepoint {
 
 export class TracepointRegistry {
   private readonly points = new Map<string, Tracepoint>();
+  /** Moves whenever a probe attaches or detaches anywhere: what depends on the enabled set caches by it. */
+  generation = 0;
+  private readonly bump = () => {
+    this.generation++;
+  };
 
   /** The tracepoint of this name (tracepoints exist statically; they are made on first use). */
   get(name: string): Tracepoint {
     let tp = this.points.get(name);
-    if (!tp) this.points.set(name, (tp = new Tracepoint(name)));
+    if (!tp) this.points.set(name, (tp = new Tracepoint(name, this.bump)));
     return tp;
   }
 
