@@ -93,6 +93,23 @@ describe('the exec namespace plan', () => {
     expect(lines[lines.length - 2]).toBe('exec "$@"');
   });
 
+  it("shows the emulated kernel's CPUs online (not the host's), and live views over the shadows", () => {
+    const p4 = planNamespace({ ...spec, cpus: 4, views: { ...spec.views, '/proc/sys/kernel/stack_tracer_enabled': '/run/emu/proc/st' } }, facts(), '/rt', shim);
+    const l4 = p4.script.split('\n');
+    for (const n of [1, 2, 3]) {
+      expect(p4.files.find((f) => f.path === `shadow/sys/devices/system/cpu/cpu${n}/online`)?.content).toBe('1\n');
+      expect(l4).toContain(`mount --bind '/rt/shadow/sys/devices/system/cpu/cpu${n}/online' '/sys/devices/system/cpu/cpu${n}/online'`);
+    }
+    // cpu2 and cpu3 do not exist on this host: the directory is shadowed to make them.
+    expect(l4.some((l) => l.startsWith('shadow_dir '))).toBe(true);
+    expect(l4).toContain("mkdir -p '/sys/devices/system/cpu/cpu3'");
+    expect(l4).toContain("mount --bind '/run/emu/proc/st' '/proc/sys/kernel/stack_tracer_enabled'");
+    expect(p4.files.some((f) => f.path.endsWith('stack_tracer_enabled'))).toBe(false);
+    // One emulated CPU: the host's cpu1 shows offline.
+    const p1 = planNamespace({ ...spec, cpus: 1 }, facts(), '/rt', shim);
+    expect(p1.files.find((f) => f.path === 'shadow/sys/devices/system/cpu/cpu1/online')?.content).toBe('0\n');
+  });
+
   it('puts the helpers over /sbin and first in PATH, with gawk as awk', () => {
     expect(lines.some((l) => l.startsWith("mount -t overlay emu-sbin -o 'lowerdir=/rt/sbin:/usr/sbin' '/usr/sbin'"))).toBe(true);
     expect(lines).toContain('PATH="$R/bin:$PATH"; export PATH');

@@ -36,7 +36,7 @@ describe('call executor', () => {
     const { exec, task, fns } = setup();
     const seen: string[] = [];
     exec.fentry = (ip, parent) => seen.push(`${ip.toString(16)}<-${parent.toString(16)}`);
-    exec.fentryPatched[1] = 1;
+    exec.patchFentry(1, true);
     exec.define('ksys_read', (x) => x.call('vfs_read'));
     exec.call(task, 'ksys_read');
     expect(seen).toHaveLength(1);
@@ -48,7 +48,7 @@ describe('call executor', () => {
     const TRAMP = 0xffffffff81ff0000n;
     let saved = 0n;
     let retval = -1n;
-    exec.fentryPatched[1] = 1;
+    exec.patchFentry(1, true);
     exec.fentry = (_ip, _parent, regs) => {
       saved = mem.readU64(regs.sp)!;
       mem.writeU64(regs.sp, TRAMP);
@@ -66,7 +66,7 @@ describe('call executor', () => {
 
   it('counts a return that does not reach the call site', () => {
     const { exec, task, mem } = setup();
-    exec.fentryPatched[2] = 1;
+    exec.patchFentry(2, true);
     exec.fentry = (_ip, _p, regs) => mem.writeU64(regs.sp, 0xdeadn);
     exec.call(task, 'rw_verify_area');
     expect(exec.corruptions).toBe(1);
@@ -87,7 +87,7 @@ describe('call executor', () => {
   it('fires breakpoints at their offsets, before and after the fentry site', () => {
     const { exec, task, fns } = setup();
     const hits: number[] = [];
-    exec.fentryPatched[1] = 1;
+    exec.patchFentry(1, true);
     exec.fentry = () => hits.push(4);
     exec.setBreakpoint(fns[1], 0, () => hits.push(0));
     exec.setBreakpoint(fns[1], 9, (addr) => hits.push(Number(addr - fns[1].addr)));
@@ -100,8 +100,8 @@ describe('call executor: tail calls, recursion, nesting', () => {
   it('a tail call returns straight to the tail caller\'s caller through the same slot', () => {
     const { exec, task, mem, fns } = setup();
     const seen: string[] = [];
-    exec.fentryPatched[1] = 1;
-    exec.fentryPatched[2] = 1;
+    exec.patchFentry(1, true);
+    exec.patchFentry(2, true);
     exec.fentry = (ip, parent, regs, t) => seen.push(`${fns.find((f) => f.addr + 4n === ip)!.name}<-${parent.toString(16)} depth=${t.frames.length} slot=${mem.readU64(regs.sp)!.toString(16)}`);
     exec.define('ksys_read', (x) => x.call('vfs_read'));
     exec.define('vfs_read', (x) => x.tail('rw_verify_area', [9n]));
@@ -118,7 +118,7 @@ describe('call executor: tail calls, recursion, nesting', () => {
   it('recursion nests frames with distinct return slots, and unwinds them all', () => {
     const { exec, task, mem } = setup();
     const slots: bigint[] = [];
-    exec.fentryPatched[2] = 1;
+    exec.patchFentry(2, true);
     exec.fentry = (_ip, _p, regs) => slots.push(regs.sp);
     exec.define('rw_verify_area', (x) => (x.args[0]! > 0n ? (x.call('rw_verify_area', [x.args[0]! - 1n]) as bigint) + 1n : 0n));
     expect(exec.call(task, 'rw_verify_area', [5n])).toBe(5n);

@@ -66,7 +66,7 @@ describe('system call paths', () => {
     const TRAMP = 0xffffffff81fff000n;
     let saved = 0n;
     let retval = -1n;
-    exec.fentryPatched[vfsRead.id] = 1;
+    exec.patchFentry(vfsRead.id, true);
     exec.fentry = (_ip, _p, regs) => {
       saved = k.kernelMemory.readU64(regs.sp)!;
       k.kernelMemory.writeU64(regs.sp, TRAMP);

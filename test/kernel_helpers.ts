@@ -26,7 +26,7 @@ export interface CallRec {
 export function recordCalls(k: Kernel, only?: (name: string) => boolean): CallRec[] {
   const out: CallRec[] = [];
   const exec = k.exec;
-  for (const f of k.symbols.traceable()) if (!only || only(f.name)) exec.fentryPatched[f.id] = 1;
+  for (const f of k.symbols.traceable()) if (!only || only(f.name)) exec.patchFentry(f.id, true);
   exec.fentry = (ip: bigint, parent: bigint, regs: PtRegs, task: Task) => {
     const f = k.symbols.lookup(ip)!;
     out.push({ name: f.sym.name, depth: task.frames.length, pid: task.pid, regs, parent, ret: k.kernelMemory.readU64(regs.sp)! });

@@ -182,7 +182,7 @@ export class Ftrace {
     }
     this.site[fn.id] = site;
     this.siteOps[fn.id] = ops;
-    this.exec.fentryPatched[fn.id] = site === Site.Nop ? 0 : 1;
+    this.exec.patchFentry(fn.id, site !== Site.Nop);
     if (site === Site.Nop) this.active.delete(r);
     else this.active.add(r);
   }

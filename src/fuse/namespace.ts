@@ -27,10 +27,14 @@ export interface NamespaceSpec {
   debugfs?: string;
   /** Files the emulator shows at system paths (e.g. '/proc/kallsyms' → the daemon's symbol view). */
   views?: Record<string, string>;
+  /** The daemon's mount of live views (views point into it): kept until bound, then hidden like the others. */
+  liveViews?: string;
   /** The daemon's control socket (helpers inside send it remount requests). */
   controlSocket?: string;
   /** Kernel release of the emulated kernel (modprobe's messages). */
   release?: string;
+  /** The emulated kernel's CPU count: the cpuN/online files shown follow it. */
+  cpus?: number;
 }
 
 /** The emulated kernel's tracing sysctls, shadowed with these defaults unless the daemon serves them. */
@@ -44,16 +48,33 @@ export const SYSCTL_DEFAULTS: Record<string, string> = {
 };
 
 /**
- * Host files that tests write, shadowed with the host's content: ftracetest
- * sets sched_rt_runtime_us; func_hotplug.tc takes a CPU offline and back.
+ * Host files that tests write, shadowed with their content (path → text):
+ * ftracetest sets sched_rt_runtime_us (the host's value); func_hotplug.tc
+ * takes a CPU offline and back, among cpu1… (cpu0 has no online file) — the
+ * emulated kernel's `cpus` CPUs, online; a host CPU beyond them shows
+ * offline. Without `cpus`, the host's CPUs as they are.
  */
-export function hostShadows(facts: HostFacts): string[] {
-  const cpus = facts
+export function hostShadows(facts: HostFacts, cpus?: number): Record<string, string> {
+  const out: Record<string, string> = {};
+  const rt = facts.read('/proc/sys/kernel/sched_rt_runtime_us');
+  if (rt !== undefined) out['/proc/sys/kernel/sched_rt_runtime_us'] = rt;
+  const online = (n: number) => `/sys/devices/system/cpu/cpu${n}/online`;
+  const host = facts
     .list('/sys/devices/system/cpu')
-    .filter((n) => /^cpu\d+$/.test(n))
-    .map((n) => `/sys/devices/system/cpu/${n}/online`)
-    .filter((p) => facts.exists(p));
-  return ['/proc/sys/kernel/sched_rt_runtime_us', ...cpus];
+    .map((n) => /^cpu(\d+)$/.exec(n))
+    .filter((m): m is RegExpExecArray => !!m)
+    .map((m) => Number(m[1]))
+    .filter((n) => facts.exists(online(n)));
+  if (cpus === undefined) {
+    for (const n of host) {
+      const v = facts.read(online(n));
+      if (v !== undefined) out[online(n)] = v;
+    }
+    return out;
+  }
+  for (let n = 1; n < cpus; n++) out[online(n)] = '1\n';
+  for (const n of host) if (n >= cpus) out[online(n)] = '0\n';
+  return out;
 }
 
 export const TRACEFS_TARGETS = ['/sys/kernel/tracing', '/sys/kernel/debug/tracing'];
@@ -173,7 +194,7 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     prepare.push(kind === 'dir' ? `mkdir -p ${shq(path)}` : `[ -e ${shq(path)} ] || : > ${shq(path)}`);
   };
 
-  const own = new Set([spec.tracefs, spec.debugfs].filter((p): p is string => !!p));
+  const own = new Set([spec.tracefs, spec.debugfs, spec.liveViews].filter((p): p is string => !!p));
   // Other tracefs/debugfs mounts go first, deepest first (a bind on top of them would be hidden by their
   // removal); and any mount whose /proc/mounts line names tracefs, which would come before ours for
   // `grep tracefs /proc/mounts | head -1`, unless the command needs what it holds.
@@ -210,9 +231,9 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     );
   }
   binds.push(`mount --bind ${shq(spec.tracefs)} ${shq(debugTracingTarget)}`);
-  // The mounts at their daemon's places are not to be seen inside.
+  // The mounts at their daemon's places are not to be seen inside (once everything is bound from them).
   const mounted = new Set(facts.mounts.map((m) => m.mountPoint));
-  for (const p of own) if (mounted.has(p) && ![...TRACEFS_TARGETS, DEBUGFS_TARGET].includes(p)) binds.push(`umount -l ${shq(p)}`);
+  const hide = [...own].filter((p) => mounted.has(p) && ![...TRACEFS_TARGETS, DEBUGFS_TARGET].includes(p)).map((p) => `umount -l ${shq(p)}`);
 
   // The emulator's views (/proc/kallsyms, …), and shadows of what tests write that belongs to the kernel.
   const views = new Map<string, string>(Object.entries(spec.views ?? {}));
@@ -222,16 +243,13 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     views.set(path, join(runtime, rel));
   };
   for (const [p, content] of Object.entries(SYSCTL_DEFAULTS)) if (!views.has(p)) shadow(p, content);
-  for (const p of hostShadows(facts)) {
-    const v = facts.read(p);
-    if (!views.has(p) && v !== undefined) shadow(p, v);
-  }
+  for (const [p, v] of Object.entries(hostShadows(facts, spec.cpus))) if (!views.has(p)) shadow(p, v);
   if (!views.has('/proc/kallsyms')) warnings.push("the daemon gives no symbol view: /proc/kallsyms is the host kernel's");
   for (const [target, source] of [...views].sort(([a], [b]) => (a < b ? -1 : 1))) {
     ensure(target, 'file');
     binds.push(`mount --bind ${shq(source)} ${shq(target)}`);
   }
-  sh.push(...prepare, ...binds);
+  sh.push(...prepare, ...binds, ...hide);
   // Never let a write meant for the emulator reach the host kernel: each view must now be a bind from elsewhere.
   sh.push('fs_dev() { stat -c %d "$1"; }', 'PROC_DEV=$(fs_dev /proc) SYS_DEV=$(fs_dev /sys)');
   for (const target of [...views.keys()].sort()) {

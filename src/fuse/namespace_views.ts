@@ -1,28 +1,52 @@
 /**
  * What a daemon serves besides its tracefs, for `exec` namespaces: the
  * emulated debugfs as a second FUSE mount, and the files shown at system
- * paths (the emulator's kallsyms, …), all next to the mount's state files.
+ * paths — fixed texts (the emulator's kallsyms, its /proc/version) as files,
+ * live ones (sysctls, /proc/interrupts) through a third FUSE mount — all
+ * next to the mount's state files.
  * The control command `namespace` tells `exec` where they are.
  */
 import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Emulator } from '../index.js';
 import { kallsymsText } from '../kernel/kallsyms.js';
+import { procInterrupts, procStackTracerEnabled, procVersion } from '../tracefs/files/proc_files.js';
+import { Dir, File, type FileOps } from '../tracefs/node.js';
+import { Tracefs } from '../tracefs/tracefs.js';
 import { registerControlCommand } from './control.js';
 import type { DaemonInfo } from './exec.js';
 import { type MountedTracefs, mountTracefs } from './mount.js';
 import { statePaths } from './state.js';
 
+/** A file the daemon serves live (each read and write through the emulated kernel). */
+export interface LiveView {
+  perm: number;
+  fops: FileOps;
+}
+
+/** A view: fixed text (written once next to the state files), or a live file. */
+export type SystemView = Buffer | string | LiveView;
+
 /**
- * Files the emulator shows in place of the host kernel's (/proc, /sys), by path.
- * Each returns the file's text, or undefined when the emulated kernel has no
- * such view (the namespace then keeps the host's file, with a warning).
- * Still to come: /proc/version from the kernel's banner (kprobe_args_symbol.tc
- * compares it with linux_proc_banner read through a probe).
+ * Files the emulator shows in place of the host kernel's (/proc, /sys), by
+ * path; undefined when the emulated kernel has no such view (the namespace
+ * then keeps a shadow or the host's file, with a warning).
  */
-export const SYSTEM_VIEWS: Record<string, (emu: Emulator) => Buffer | string | undefined> = {
+export const SYSTEM_VIEWS: Record<string, (emu: Emulator) => SystemView | undefined> = {
   '/proc/kallsyms': (e) => kallsymsText(e.kernel.symbols),
+  '/proc/version': (e) => ({ perm: 0o444, fops: procVersion(e.kernel) }),
+  '/proc/interrupts': () => ({ perm: 0o444, fops: procInterrupts() }),
+  '/proc/sys/kernel/stack_tracer_enabled': (e) => ({ perm: 0o644, fops: procStackTracerEnabled(e.kernel) }),
 };
+
+function isLive(v: SystemView): v is LiveView {
+  return typeof v === 'object' && !Buffer.isBuffer(v);
+}
+
+/** The file name a view's path gets in the views directory or mount. */
+function viewName(path: string): string {
+  return path.slice(1).replace(/\//g, '_');
+}
 
 export interface NamespaceViews {
   info: DaemonInfo;
@@ -46,26 +70,41 @@ export async function serveNamespaceViews(
   const base = statePaths(mountpoint).socket.replace(/\.sock$/, '');
   const debugDir = `${base}.debugfs`;
   const viewDir = `${base}.views`;
+  const liveDir = `${base}.proc`;
   const debugfs = await mountTracefs(emulator.debugfs, debugDir, {
     fuseOptions: ['fsname=debugfs', 'subtype=debugfs'],
     autoUnmount: opts.autoUnmount,
     log: opts.log,
   });
   const views: Record<string, string> = {};
+  let live: MountedTracefs | undefined;
   try {
     mkdirSync(viewDir, { recursive: true });
-    for (const [path, view] of Object.entries(SYSTEM_VIEWS)) {
-      const text = view(emulator);
-      if (text === undefined) continue;
-      const file = join(viewDir, path.slice(1).replace(/\//g, '_'));
-      writeFileSync(file, text);
+    const liveRoot = new Dir('', 0o755);
+    for (const [path, make] of Object.entries(SYSTEM_VIEWS)) {
+      const view = make(emulator);
+      if (view === undefined) continue;
+      if (isLive(view)) {
+        liveRoot.add(new File(viewName(path), view.perm, view.fops));
+        views[path] = `${liveDir}/${viewName(path)}`;
+        continue;
+      }
+      const file = join(viewDir, viewName(path));
+      writeFileSync(file, view);
       views[path] = file;
+    }
+    if (liveRoot.children.size > 0) {
+      live = await mountTracefs(new Tracefs(liveRoot, emulator.kernel), liveDir, {
+        fuseOptions: ['fsname=emu-proc', 'subtype=emu-proc'],
+        autoUnmount: opts.autoUnmount,
+        log: opts.log,
+      });
     }
   } catch (e) {
     await debugfs.unmount().catch(() => {});
     throw e;
   }
-  const info: DaemonInfo = { debugfs: debugfs.mountpoint, views };
+  const info: DaemonInfo = { debugfs: debugfs.mountpoint, views, cpus: emulator.kernel.nrCpus, liveViews: live?.mountpoint };
   served = info;
   return {
     info,
@@ -73,13 +112,15 @@ export async function serveNamespaceViews(
     async stop() {
       served = undefined;
       try {
-        await debugfs.unmount();
+        await Promise.all([debugfs.unmount(), live?.unmount()]);
       } finally {
         rmSync(viewDir, { recursive: true, force: true });
-        try {
-          rmdirSync(debugDir); // only once unmounted and empty
-        } catch {
-          /* still busy: left for the next mount to clear */
+        for (const d of [debugDir, liveDir]) {
+          try {
+            rmdirSync(d); // only once unmounted and empty
+          } catch {
+            /* still busy: left for the next mount to clear */
+          }
         }
       }
     },

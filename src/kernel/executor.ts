@@ -90,8 +90,10 @@ export interface ExecutorDeps {
 }
 
 export class Executor {
-  /** Per function id: its __fentry__ site calls ftrace (ftrace sets this as records are enabled). */
+  /** Per function id: its __fentry__ site calls ftrace. Read-only: set it with patchFentry(). */
   readonly fentryPatched: Uint8Array;
+  /** How many sites are patched (observed asks on every system call: no scan). */
+  private patchedCount = 0;
   /** Where patched __fentry__ sites go. */
   fentry: FentryHandler = () => {};
   /** int3 breakpoints by address. */
@@ -108,13 +110,16 @@ export class Executor {
   /** Calls that returned to an address that was not their call site (a broken return hook). */
   corruptions = 0;
 
-  /** A word view of fentryPatched, to tell quickly whether anything is patched. */
-  private readonly patchedWords: Uint32Array;
-
   constructor(private readonly deps: ExecutorDeps) {
-    const words = Math.ceil(deps.nrFunctions / 4);
-    this.patchedWords = new Uint32Array(words);
-    this.fentryPatched = new Uint8Array(this.patchedWords.buffer, 0, deps.nrFunctions);
+    this.fentryPatched = new Uint8Array(deps.nrFunctions);
+  }
+
+  /** Patches (or restores to a nop) the __fentry__ site of function `id` (ftrace does, as records are enabled). */
+  patchFentry(id: number, on: boolean): void {
+    const was = this.fentryPatched[id] !== 0;
+    if (was === on) return;
+    this.fentryPatched[id] = on ? 1 : 0;
+    this.patchedCount += on ? 1 : -1;
   }
 
   /** The kernel address space calls run in (stacks, return slots). */
@@ -133,10 +138,7 @@ export class Executor {
    * does so to stay cheap).
    */
   get observed(): boolean {
-    if (this.breakpoints.size > 0) return true;
-    const w = this.patchedWords;
-    for (let i = 0; i < w.length; i++) if (w[i] !== 0) return true;
-    return false;
+    return this.breakpoints.size > 0 || this.patchedCount > 0;
   }
 
   define(name: string, body: Body): void {

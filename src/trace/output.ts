@@ -3,6 +3,7 @@
  * of trace.c): the `# tracer:` header, the legend, the context columns of a
  * record (TASK-PID, CPU, flags, timestamp) in normal and latency format.
  */
+import { KERNEL_BUILD } from '../kernel/version.js';
 import type { Series } from '../kernel/series.js';
 import type { RingBuffer } from './ring_buffer.js';
 import type { TraceArray } from './trace_array.js';
@@ -19,8 +20,8 @@ const TRACE_FLAG_BH_OFF = 0x80;
 
 /** `uname -r` of the kernel each series reproduces (latency header). */
 export const KERNEL_RELEASE: Record<Series, string> = {
-  '7.2': '7.2.13+deb14-amd64',
-  '6.12': '6.12.117+deb12-amd64',
+  '7.2': KERNEL_BUILD['7.2'].release,
+  '6.12': KERNEL_BUILD['6.12'].release,
 };
 
 /** preempt_model_str() of those kernels. */
