@@ -162,10 +162,15 @@ function runCli(args: string[], log: (m: string) => void): Promise<string> {
   });
 }
 
+/** Kernel features (KernelOptions.features) the selftests' emulator is built with. */
+export const SELFTEST_FEATURES = ['function-profiler', 'graph-retval'];
+
 /** A fresh emulator daemon for the run, and how to stop it (its log then moves to `keepLog`). */
 export async function startEmulator(kernel: string, log: (m: string) => void, keepLog?: string): Promise<{ dir: string; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'emu-selftests-'));
-  await runCli(['mount', dir, '--daemon', '--kernel', kernel], log);
+  // The kernel options Debian builds without, on: ftrace/fgraph-profiler, func_profile_stat,
+  // func_profiler and fgraph-retval then run (they are UNSUPPORTED on Debian's kernels).
+  await runCli(['mount', dir, '--daemon', '--kernel', kernel, '--features', SELFTEST_FEATURES.join(',')], log);
   return {
     dir,
     async stop() {

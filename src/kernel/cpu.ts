@@ -26,6 +26,8 @@ export const NMI_OFFSET = 0x100000;
 export const NMI_MASK = 0xf00000;
 
 export class Cpu {
+  /** In cpu_online_mask (a tracer may take CPUs down: mmiotrace). */
+  online = true;
   /** The task running here now. */
   curr: Task;
   /** TIF_NEED_RESCHED of the running task. */

@@ -331,6 +331,13 @@ export class Kernel implements HookHost {
     return this.context(task);
   }
 
+  /** num_online_cpus(). */
+  numOnlineCpus(): number {
+    let n = 0;
+    for (const c of this.cpus) if (c.online) n++;
+    return n;
+  }
+
   /** The task running on a CPU. */
   current(cpu: number): Task {
     return this.cpus[cpu % this.nrCpus]!.curr;

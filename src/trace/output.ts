@@ -137,7 +137,7 @@ export const LAT_HELP_HEADER =
 /** print_trace_header(): the latency-format header. */
 export function latencyTraceHeader(tr: TraceArray, rb: RingBuffer): string {
   const { entries, total } = totalEntries(rb);
-  const nr = tr.tracing.kernel.nrCpus;
+  const nr = tr.tracing.kernel.numOnlineCpus();
   const series = tr.series;
   return (
     `# ${tr.tracer.name} latency trace v1.1.5 on ${KERNEL_RELEASE[series]}\n` +

@@ -212,7 +212,7 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     const tr = this.tr;
     if (!tr.options.has('context-info')) return '';
     const verbose = tr.options.has('verbose');
-    const nr = tr.tracing.kernel.nrCpus;
+    const nr = tr.tracing.kernel.numOnlineCpus();
     if (this.latencyFormat) {
       if (this.empty()) return '';
       return latencyTraceHeader(tr, this.buffer) + (verbose ? '' : LAT_HELP_HEADER);

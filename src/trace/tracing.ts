@@ -1,4 +1,6 @@
 /** The tracing subsystem as a whole: the top-level trace array and the instances. */
+import { registerBlkTracer } from './blk_tracer.js';
+import { registerMmioTracer } from './mmio_tracer.js';
 import { fail } from '../kernel/errno.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { Task } from '../kernel/task.js';
@@ -44,6 +46,9 @@ export class Tracing {
     });
     this.ftraceTypes = registerFtraceEntries(this);
     initFtrace(this);
+    // Registered after the function tracers, as the kernel's initcalls do (available_tracers: newest first).
+    registerMmioTracer(this);
+    registerBlkTracer(this);
     this.top = new TraceArray(this, '');
     this.printkTrace = this.top;
     if (this.top.options.has('copy_trace_marker')) this.markerCopies.add(this.top);
