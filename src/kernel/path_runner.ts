@@ -49,6 +49,9 @@ interface RetPlan {
 }
 
 /** Functions through which the system call's result is returned. */
+/** What a file operation returns: the operation's value (read, write: bytes) or only its status (open, release: 0). */
+export type OpReturn = 'value' | 'status';
+
 const CHAIN_RET = /^(__x64_sys_\w+|__do_sys_\w+|__se_sys_\w+|x64_sys_call|ksys_\w+|vfs_read|vfs_write|do_sys_openat2|do_sys_open|seq_read|seq_read_iter|simple_read_from_buffer|\$.*)$/;
 
 /** Names the kernel gives clones of a function (`.isra.0`, `.constprop.0`, `.part.0`): BTF knows the original. */
@@ -125,7 +128,8 @@ export class PathRunner {
   }
 
   /** Calls fn with its arguments from the environment; its body runs `kids` (or a custom body). */
-  call(fn: KernelFunction, kids: readonly PathNode[] | Body, ctx: RunCtx, px: Call | undefined, chain = false, last = false): Value | Promise<Value> {
+  /** `opRet`: fn is a file operation; it returns -errno when the operation failed, and with 'value' what it returned (bytes). */
+  call(fn: KernelFunction, kids: readonly PathNode[] | Body, ctx: RunCtx, px: Call | undefined, chain = false, last = false, opRet?: OpReturn): Value | Promise<Value> {
     const { task } = ctx;
     if (task.frames.length >= this.maxDepth) return 0n;
     if (this.deps.poll && (++this.counter & 15) === 0) this.deps.poll(task, px);
@@ -136,7 +140,8 @@ export class PathRunner {
       const r = typeof kids === 'function' ? kids(x) : this.run(kids, ctx, x);
       const done = (v?: unknown): Value => {
         const h = hook?.exit?.(x, ctx);
-        if (ctx.err && (chain || CHAIN_RET.test(fn.name))) return BigInt.asUintN(64, BigInt(-ctx.err.errno));
+        if (ctx.err && (chain || opRet || CHAIN_RET.test(fn.name))) return BigInt.asUintN(64, BigInt(-ctx.err.errno));
+        if (opRet === 'value' && ctx.ret !== undefined) return ctx.ret;
         if (typeof h === 'bigint') return h;
         if (typeof v === 'bigint' && typeof kids === 'function') return v;
         return this.ret(fn, ctx, chain);
@@ -149,10 +154,10 @@ export class PathRunner {
   }
 
   /** Calls a function by name with a custom body (or its block `fop:NAME` / no kids); undefined when this kernel lacks it. */
-  callNamed(name: string, ctx: RunCtx, px: Call | undefined, body?: Body | readonly PathNode[]): Value | Promise<Value> | undefined {
+  callNamed(name: string, ctx: RunCtx, px: Call | undefined, body?: Body | readonly PathNode[], opRet?: OpReturn): Value | Promise<Value> | undefined {
     const fn = this.fn(name);
     if (!fn) return undefined;
-    return this.call(fn, body ?? [], ctx, px);
+    return this.call(fn, body ?? [], ctx, px, false, false, opRet);
   }
 
   private args(fn: KernelFunction, ctx: RunCtx): bigint[] {

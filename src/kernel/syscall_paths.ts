@@ -280,7 +280,7 @@ export class SyscallPaths {
       if (!fname) return runBody();
       const block = k.paths.get(`fop:${fname}`);
       const kids: readonly PathNode[] = block ?? [{ name: '$op', kids: [], rep: 1, chain: true }];
-      const r = k.runner.callNamed(fname, c, px, kids);
+      const r = k.runner.callNamed(fname, c, px, kids, which === 'read' || which === 'write' ? 'value' : 'status');
       if (r === undefined) return k.runner.run(kids, c, px);
       return r;
     };
