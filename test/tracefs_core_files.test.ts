@@ -151,7 +151,7 @@ describe('files and instances', () => {
 
   it('sets tracers, refusing unknown ones', async () => {
     const { read, write } = setup();
-    expect(await read('available_tracers')).toBe('function_graph function nop\n');
+    expect(await read('available_tracers')).toBe('blk mmiotrace function_graph function nop\n');
     expect(await errCode(write('current_tracer', 'foo'))).toBe('EINVAL');
     await write('current_tracer', 'nop  \n');
     expect(await read('current_tracer')).toBe('nop\n');
