@@ -101,6 +101,18 @@ print((time.perf_counter() - t) / 2000 * 1e6)'`);
     await m.settled();
   });
 
+  it('an event removed through dynamic_events is gone at once, in every instance too', async () => {
+    const r = await sh(
+      `cd ${M}; mkdir instances/dyn; echo 'p:myev vfs_read' >> dynamic_events
+       test -d events/kprobes/myev && cat events/kprobes/myev/id >/dev/null && test -d instances/dyn/events/kprobes/myev && echo made
+       echo '-:myev' >> dynamic_events
+       test -d events/kprobes/myev; echo $?; test -d events/kprobes; echo $?; test -d instances/dyn/events/kprobes/myev; echo $?
+       echo 'p:myev vfs_read' >> dynamic_events; test -d events/kprobes/myev && echo again
+       echo > dynamic_events; test -d events/kprobes/myev; echo $?; rmdir instances/dyn`,
+    );
+    expect(r.stdout.trim().split('\n')).toEqual(['made', '1', '1', '1', 'again', '1']);
+  });
+
   it('a remount with gid= is seen at once by stat', async () => {
     const paths = ['.', 'events', 'events/sched', 'events/sched/sched_switch', 'events/sched/sched_switch/enable', 'trace', 'options/print-parent'];
     const statAll = `cd ${M} && stat -c %g ${paths.join(' ')}`;
@@ -152,6 +164,13 @@ print((time.perf_counter() - t) / 2000 * 1e6)'`);
          echo $g/e$((n % 5)) > ${M}/remover 2>/dev/null || true; done; n=$((n+1)); done; echo w:$n`,
       { timeoutMs: 60_000 },
     );
+    // Real dynamic events coming and going.
+    const dyn = sh(
+      `cd ${M}; end=$(($(date +%s) + 6)); n=0; while [ $(date +%s) -lt $end ]; do
+         echo "p:stress$((n % 3)) vfs_read" >> dynamic_events; ls events/kprobes >/dev/null; echo "-:stress$((n % 3))" >> dynamic_events
+         n=$((n+1)); done; test -d events/kprobes && echo left || echo d:$n`,
+      { timeoutMs: 60_000 },
+    );
     // In process: removals, re-creations and remounts, as fast as the loop allows.
     const t0 = Date.now();
     let churn = 0;
@@ -165,8 +184,9 @@ print((time.perf_counter() - t) / 2000 * 1e6)'`);
       churn++;
       await new Promise((r) => setTimeout(r, 2));
     }
-    const results = await Promise.all([...readers, writer]);
+    const results = await Promise.all([...readers, writer, dyn]);
     for (const r of results) expect(r.code, r.stderr).toBe(0);
+    expect(results.at(-1)!.stdout).toMatch(/^d:\d+/);
     await m.settled();
     // Consistent at the end: what exists is seen, what is gone is not.
     for (const g of groups) for (let i = 0; i < 5; i++) if (!(events.get(g) as Dir | undefined)?.get(`e${i}`)) addEventDir(events, g, `e${i}`);
