@@ -7,6 +7,7 @@
 import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Emulator } from '../index.js';
+import { procVersion } from '../kernel/banner.js';
 import { kallsymsText } from '../kernel/kallsyms.js';
 import { registerControlCommand } from './control.js';
 import type { DaemonInfo } from './exec.js';
@@ -17,11 +18,12 @@ import { statePaths } from './state.js';
  * Files the emulator shows in place of the host kernel's (/proc, /sys), by path.
  * Each returns the file's text, or undefined when the emulated kernel has no
  * such view (the namespace then keeps the host's file, with a warning).
- * Still to come: /proc/version from the kernel's banner (kprobe_args_symbol.tc
- * compares it with linux_proc_banner read through a probe).
+ * /proc/version is the kernel's banner (kprobe_args_symbol.tc compares it
+ * with linux_proc_banner read through a probe).
  */
 export const SYSTEM_VIEWS: Record<string, (emu: Emulator) => Buffer | string | undefined> = {
   '/proc/kallsyms': (e) => kallsymsText(e.kernel.symbols),
+  '/proc/version': (e) => procVersion(e.kernel.series),
 };
 
 export interface NamespaceViews {

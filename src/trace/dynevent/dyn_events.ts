@@ -6,6 +6,7 @@
  * the probe, and the control files' semantics (error_log entries, busy
  * events, the buffers reset after removals).
  */
+import { mapBanner } from '../../kernel/banner.js';
 import { fail, type ErrnoName } from '../../kernel/errno.js';
 import type { EventField, TraceEventType } from '../event_type.js';
 import type { EventFile } from '../events/event_file.js';
@@ -111,6 +112,8 @@ export class DynEvents {
         return t !== undefined && !te.removable(t);
       },
     }, { pointerHashKey: BigInt.asUintN(64, BigInt(kernel.seed) * 0x9e3779b97f4a7c15n) });
+    // what `@linux_proc_banner` points at
+    mapBanner(kernel);
     // README paragraphs of the probe events
     for (const f of ['dynamic_events', 'kprobe_events', 'uprobe_events', 'fprobe_events', 'probe_btf_args', 'synth_events']) tracing.features.add(f);
   }
