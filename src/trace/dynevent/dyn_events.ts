@@ -7,7 +7,7 @@
  * events, the buffers reset after removals).
  */
 import { mapBanner } from '../../kernel/banner.js';
-import { fail, type ErrnoName } from '../../kernel/errno.js';
+import { fail } from '../../kernel/errno.js';
 import type { EventField, TraceEventType } from '../event_type.js';
 import type { EventFile } from '../events/event_file.js';
 import { E, FILTER_ERRORS, FilterCompileError, compileFilter } from '../events/filter/filter_parser.js';
@@ -304,4 +304,3 @@ export class DynEvents {
   }
 }
 
-export type { ErrnoName };
