@@ -156,6 +156,7 @@ export class DynEvents {
       this.writer = undefined;
     }
     for (const e of r.log) this.tracing.errorLog.log(this.tracing.top, e.loc, e.command, e.pos, e.message);
+    // dyn_event_release() resets the arrays marked by any removal so far (synthetic_events' `!name` only marks them)
     if (r.resetBuffers) this.resetClearedBuffers();
     if (r.errno) fail(r.errno);
     return r.written ?? text.length;
