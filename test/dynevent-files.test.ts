@@ -166,6 +166,18 @@ describe('dynamic-event control files', () => {
     expect(traceLines(await read('trace'))).toHaveLength(1);
   });
 
+  it('removing a synthetic event with `!name` only marks its arrays: the next release resets them', async () => {
+    const { fs, read } = setup();
+    await echo(fs, 'synthetic_events', 'sy u64 a\n');
+    await echo(fs, 'events/synthetic/sy/enable', '1');
+    await echo(fs, 'events/synthetic/sy/enable', '0');
+    await echo(fs, 'trace_marker', 'hello\n');
+    await echo(fs, 'synthetic_events', '!sy\n', true);
+    expect(traceLines(await read('trace'))).toHaveLength(1);
+    expect(await errCode(echo(fs, 'dynamic_events', '-:nothing\n', true))).toBe('ENOENT');
+    expect(traceLines(await read('trace'))).toEqual([]);
+  });
+
   it('runs lines of one write and treats each write as whole lines', async () => {
     const { fs, read } = setup();
     const h = await fs.open('dynamic_events', O_WRONLY | O_TRUNC);

@@ -83,6 +83,20 @@ describe.each(['7.2', '6.12'] as const)('probe events on the kernel paths (%s)',
     expect(BigInt(b)).toBe((BigInt(u32) >> 4n) & 0xfn);
   });
 
+  it('@linux_proc_banner reads the kernel banner (kprobe_args_symbol)', async () => {
+    const { w, lines, k, fs } = setup(series);
+    const { procEventLine } = await import('../src/kernel/cn_proc.js');
+    const { linuxProcBanner: procBanner } = await import('../src/kernel/version.js');
+    await w('kprobe_events', 'p:testprobe_str kernel_clone arg1=@linux_proc_banner:string arg2=@linux_proc_banner:u8 arg3=@linux_proc_banner:b8@8/16\n');
+    await w('events/kprobes/enable', '1\n');
+    procEventLine(k.mirror, `F 1 ${ROOT.pid} ${ROOT.pid} 4402 4402`);
+    await w('events/kprobes/enable', '0\n');
+    void lines;
+    const text = await fs.readFile('trace', ROOT);
+    // the banner ends with a newline, which the trace line keeps
+    expect(text).toContain(` arg1="${procBanner(series)}" arg2=37 arg3=115\n`);
+  });
+
   it('kprobe_profile counts the hits', async () => {
     const { fs, w } = setup(series);
     await w('kprobe_events', 'p:myevent vfs_read\n');

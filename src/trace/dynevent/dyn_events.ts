@@ -6,7 +6,8 @@
  * the probe, and the control files' semantics (error_log entries, busy
  * events, the buffers reset after removals).
  */
-import { fail, type ErrnoName } from '../../kernel/errno.js';
+import { mapBanner } from '../../kernel/banner.js';
+import { fail } from '../../kernel/errno.js';
 import type { EventField, TraceEventType } from '../event_type.js';
 import type { EventFile } from '../events/event_file.js';
 import { E, FILTER_ERRORS, FilterCompileError, compileFilter } from '../events/filter/filter_parser.js';
@@ -111,6 +112,8 @@ export class DynEvents {
         return t !== undefined && !te.removable(t);
       },
     }, { pointerHashKey: BigInt.asUintN(64, BigInt(kernel.seed) * 0x9e3779b97f4a7c15n) });
+    // what `@linux_proc_banner` points at
+    mapBanner(kernel);
     // README paragraphs of the probe events
     for (const f of ['dynamic_events', 'kprobe_events', 'uprobe_events', 'fprobe_events', 'probe_btf_args', 'synth_events']) tracing.features.add(f);
   }
@@ -153,6 +156,7 @@ export class DynEvents {
       this.writer = undefined;
     }
     for (const e of r.log) this.tracing.errorLog.log(this.tracing.top, e.loc, e.command, e.pos, e.message);
+    // dyn_event_release() resets the arrays marked by any removal so far (synthetic_events' `!name` only marks them)
     if (r.resetBuffers) this.resetClearedBuffers();
     if (r.errno) fail(r.errno);
     return r.written ?? text.length;
@@ -301,4 +305,3 @@ export class DynEvents {
   }
 }
 
-export type { ErrnoName };
