@@ -84,7 +84,7 @@ export class Btf implements TypeDb {
   private readonly cache: (CType | undefined)[];
   /** Name offset of each type record of this blob. */
   private readonly nameOffs: Uint32Array;
-  private readonly nameCache = new Map<string, number[]>();
+  private nameIndex: Map<string, number[]> | undefined;
 
   private constructor(bytes: Uint8Array, base?: Btf) {
     this.bytes = bytes;
@@ -175,11 +175,7 @@ export class Btf implements TypeDb {
 
   /** Ids of all types (of any kind, in this blob and its base) with this name. */
   idsByName(name: string): readonly number[] {
-    let own = this.nameCache.get(name);
-    if (!own) {
-      own = this.scanName(name);
-      this.nameCache.set(name, own);
-    }
+    const own = this.scanName(name);
     return this.base ? [...this.base.idsByName(name), ...own] : own;
   }
 
@@ -190,21 +186,26 @@ export class Btf implements TypeDb {
   }
 
   /**
-   * Strings are unique in a BTF string section, so a name has one offset:
-   * find it with a byte search, then the records that use it with a scan of
-   * the name offsets. No index to build, and each lookup is well under 1 ms.
+   * All of this blob's named types by name, built on the first lookup: one
+   * pass over the records (~100 ms for vmlinux), after which every lookup is
+   * a map access. A search of the string section per new name cost a few ms
+   * each, and the executor meets thousands of distinct functions.
    */
   private scanName(name: string): number[] {
-    if (!name) return [];
-    const needle = Buffer.from(`\0${name}\0`, 'latin1');
-    const strs = Buffer.from(this.bytes.buffer, this.bytes.byteOffset + this.strStart, this.strLen);
-    const at = strs.indexOf(needle);
-    if (at < 0) return [];
-    const off = this.strBase + at + 1;
-    const out: number[] = [];
-    const names = this.nameOffs;
-    for (let i = 0; i < names.length; i++) if (names[i] === off) out.push(this.startId + i);
-    return out;
+    if (!this.nameIndex) {
+      const index = new Map<string, number[]>();
+      const names = this.nameOffs;
+      for (let i = 0; i < names.length; i++) {
+        const off = names[i]!;
+        if (off === 0) continue;
+        const n = this.str(off);
+        const ids = index.get(n);
+        if (ids) ids.push(this.startId + i);
+        else index.set(n, [this.startId + i]);
+      }
+      this.nameIndex = index;
+    }
+    return this.nameIndex.get(name) ?? [];
   }
 
   // --- TypeDb ---
