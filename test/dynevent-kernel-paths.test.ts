@@ -49,6 +49,18 @@ describe.each(['7.2', '6.12'] as const)('probe events on the kernel paths (%s)',
     expect(got.find((l) => l.startsWith('fx:'))).toMatch(/ arg1="myfile" ret=18$/);
   });
 
+  it('a process that changed directory between two calls made a chdir(): sys_enter_chdir and an eprobe on it see the path', async () => {
+    const { w, lines, proc } = setup(series);
+    proc.set({ pid: ROOT.pid, comm: 'sh', ppid: 1, startTime: 1, cwd: '/root' });
+    await w('dynamic_events', 'e:eprobe_chdir syscalls/sys_enter_chdir file=+0($filename):ustring\n', true);
+    await w('events/eprobes/eprobe_chdir/enable', '1\n');
+    proc.set({ pid: ROOT.pid, comm: 'sh', ppid: 1, startTime: 1, cwd: '/sys/kernel/tracing' });
+    await w('events/eprobes/eprobe_chdir/enable', '0\n');
+    const got = await lines();
+    expect(got.filter((l) => l.includes('eprobe_chdir'))).toHaveLength(1);
+    expect(got.find((l) => l.includes('eprobe_chdir'))).toMatch(/ sh-4321 .* eprobe_chdir: \(syscalls\.sys_enter_chdir\) file="\/sys\/kernel\/tracing"$/);
+  });
+
   it('a ustring of do_sys_openat2\'s filename reads the path the process passed', async () => {
     const { fs, w, lines } = setup(series);
     await w('kprobe_events', 'p:myevent2 do_sys_openat2 path=+0($arg2):ustring path2=+u0($arg2):string bad=+0($arg2):string\n');

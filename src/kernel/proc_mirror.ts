@@ -46,6 +46,19 @@ export class ProcessMirror {
     return this.born(info);
   }
 
+  /**
+   * The directory the process moved to since its last call on the mount, if
+   * it moved: its chdir() happened in between (FUSE sees no request for it).
+   */
+  cwdChange(t: Task): string | undefined {
+    if (!this.src || t.kthread || t.origin === 'manual') return undefined;
+    const cwd = this.src.cwd(t.pid);
+    if (cwd === undefined) return undefined;
+    const before = t.cwd;
+    t.cwd = cwd;
+    return before !== undefined && before !== cwd ? cwd : undefined;
+  }
+
   /** A comm that changed since last seen: the process exec'd. */
   private refresh(t: Task, info: ProcInfo): void {
     t.cpu = info.cpu % this.h.nrCpus;

@@ -11,6 +11,8 @@ export interface ProcSource {
   stat(pid: number): ProcInfo | undefined;
   /** readlink /proc/PID/exe. */
   exe(pid: number): string | undefined;
+  /** readlink /proc/PID/cwd: undefined when unknown. */
+  cwd(pid: number): string | undefined;
   /** Start time (clock ticks since host boot) of processes that count as started with the emulator: older ones existed at "boot". */
   readonly bootTicks: number;
 }
@@ -170,14 +172,22 @@ export class HostProcSource implements ProcSource {
       return undefined;
     }
   }
+
+  cwd(pid: number): string | undefined {
+    try {
+      return readlinkSync(`${this.root}/${pid}/cwd`);
+    } catch {
+      return undefined;
+    }
+  }
 }
 
 /** A scripted /proc for tests: set what each pid shows; delete to make it exit. */
 export class FakeProcSource implements ProcSource {
-  readonly procs = new Map<number, ProcInfo & { exe?: string }>();
+  readonly procs = new Map<number, ProcInfo & { exe?: string; cwd?: string }>();
   bootTicks = 1000;
 
-  set(info: Partial<ProcInfo> & { pid: number; comm: string; exe?: string }): void {
+  set(info: Partial<ProcInfo> & { pid: number; comm: string; exe?: string; cwd?: string }): void {
     this.procs.set(info.pid, { tgid: info.pid, ppid: 1, cpu: 0, startTime: this.bootTicks + 1, ...info });
   }
 
@@ -188,5 +198,9 @@ export class FakeProcSource implements ProcSource {
 
   exe(pid: number): string | undefined {
     return this.procs.get(pid)?.exe;
+  }
+
+  cwd(pid: number): string | undefined {
+    return this.procs.get(pid)?.cwd;
   }
 }

@@ -26,12 +26,12 @@ export interface SyscallNode {
   readonly fops?: { readonly names?: FopNames };
 }
 
-export type SyscallName = 'openat' | 'read' | 'write' | 'close' | 'getdents64' | 'newfstatat' | 'mkdir' | 'rmdir' | 'fchownat' | 'fchmodat' | 'poll' | 'truncate';
+export type SyscallName = 'openat' | 'read' | 'write' | 'close' | 'getdents64' | 'newfstatat' | 'mkdir' | 'rmdir' | 'fchownat' | 'fchmodat' | 'poll' | 'truncate' | 'chdir';
 
 /** A system call made on the mount, as the kernel path that serves it needs to know it. */
 export interface Syscall {
   name: SyscallName;
-  /** Path relative to the tracefs root. */
+  /** Path relative to the tracefs root (chdir: the directory as the process named it). */
   path: string;
   /** Bytes asked for (read/write). */
   count?: number;

@@ -36,7 +36,11 @@ const ENTRY: Record<Syscall['name'], { block: string; nr: string }> = {
   fchmodat: { block: 'sys_fchmodat', nr: 'fchmodat' },
   poll: { block: 'sys_poll', nr: 'poll' },
   truncate: { block: 'sys_truncate', nr: 'ftruncate' },
+  chdir: { block: 'sys_chdir', nr: 'chdir' },
 };
+
+/** Calls whose kernel path was not captured: their events only. */
+const EVENTS_ONLY = new Set<Syscall['name']>(['chdir']);
 
 /** Default f_op names when the tracefs does not say. */
 const DEFAULT_FOPS: Required<Omit<FopNames, 'fops' | 'iterate'>> = {
@@ -70,6 +74,8 @@ export class SyscallPaths {
 
   run<T>(caller: Caller, sc: Syscall, body: (task: Task) => T): T {
     const task = this.k.taskOf(caller);
+    const moved = sc.name === 'chdir' ? undefined : this.k.mirror.cwdChange(task);
+    if (moved !== undefined) this.run(caller, { name: 'chdir', path: moved }, () => 0);
     // One system call at a time per task: a release that FUSE delivers while the process sleeps in another call runs bare.
     if (this.busy.has(task) || !this.k.callPaths) return this.bare(task, sc, body);
     task.lastSyscallNs = this.k.clock.now();
@@ -138,7 +144,7 @@ export class SyscallPaths {
     const k = this.k;
     const entry = ENTRY[sc.name];
     // Only events are seen: the path's calls need not run, the operation runs at once between sys_enter and sys_exit.
-    const nodes = deep ? k.paths.get(entry.block) : [];
+    const nodes = deep && !EVENTS_ONLY.has(sc.name) ? k.paths.get(entry.block) : [];
     if (!nodes) return this.bare(task, sc, body);
     this.busy.add(task);
     k.sched.ensureRunning(task);
@@ -208,6 +214,9 @@ export class SyscallPaths {
         break;
       case 'truncate':
         args = [fd, 0n];
+        break;
+      case 'chdir':
+        args = [user.stackString(sc.path)];
         break;
     }
     env.buf = ubuf;

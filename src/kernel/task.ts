@@ -61,6 +61,8 @@ export class Task {
   vruntime = 0n;
   /** Real time of its last system call on the mount (ms since boot). */
   lastSyscallNs = 0;
+  /** The working directory last seen (mirrored processes): a change means the process called chdir() meanwhile. */
+  cwd: string | undefined;
   /** Set once do_exit has run. */
   exited = false;
   /** An exec inferred from a changed comm that a later exec notification must not repeat. */
