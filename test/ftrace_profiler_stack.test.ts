@@ -12,8 +12,8 @@ import { stackTracerEnabledFile } from '../src/tracefs/files/ftrace_stack.js';
 import { run, withStack } from './helpers/ftrace_driver.js';
 import { echo } from './helpers/tracefs.js';
 
-function setupWith(features: ('function-profiler' | 'graph-retval')[] = []) {
-  const emu = createEmulator({ cpus: 2, features });
+function setupWith(features: ('function-profiler' | 'graph-retval')[] = [], series: '7.2' | '6.12' = '7.2') {
+  const emu = createEmulator({ cpus: 2, features, series });
   const task = withStack(emu.kernel.tasks.add(new Task(4242, 4242, 'sh', 1)));
   const caller = { pid: 4242, uid: 0, gid: 0 };
   const read = (p: string) => emu.fs.readFile(p, caller);
@@ -98,9 +98,12 @@ describe('stack tracer', () => {
   });
 });
 
-describe('graph return values (graph-retval feature)', () => {
-  it('fgraph-retval: -5 in decimal, fffffffb in hex', async () => {
-    const { read, write, fs, kernel, task } = setupWith(['graph-retval']);
+describe.each([
+  ['7.2', 'proc_reg_write(); /* ret=-5 */', 'proc_reg_write(); /* ret=0xfffffffb */'],
+  ['6.12', 'proc_reg_write(); /* = -5 */', 'proc_reg_write(); /* = 0xfffffffb */'],
+] as const)('graph return values (graph-retval feature, %s)', (series, dec, hexed) => {
+  it('fgraph-retval: -5 in decimal, fffffffb in hex, in the series\' layout', async () => {
+    const { read, write, fs, kernel, task } = setupWith(['graph-retval'], series);
     expect(fs.readdir('options')).toEqual(expect.arrayContaining(['funcgraph-retval', 'funcgraph-retval-hex']));
     await write('set_ftrace_filter', 'proc_reg_write\n');
     await write('set_ftrace_pid', '4242\n');
@@ -111,5 +114,8 @@ describe('graph return values (graph-retval feature)', () => {
     expect((await read('trace')).split('\n').filter((l) => l.includes('proc_reg_write') && / ?= ?-5 /.test(l + ' '))).toHaveLength(1);
     await write('options/funcgraph-retval-hex', '1\n');
     expect((await read('trace')).split('\n').filter((l) => l.includes('proc_reg_write') && l.includes('fffffffb'))).toHaveLength(1);
+    expect((await read('trace')).split('\n').find((l) => l.includes('proc_reg_write'))).toMatch(new RegExp(`\\|  ${hexed.replace(/[()*/]/g, '\\$&')}$`));
+    await write('options/funcgraph-retval-hex', '0\n');
+    expect((await read('trace')).split('\n').find((l) => l.includes('proc_reg_write'))).toMatch(new RegExp(`\\|  ${dec.replace(/[()*/]/g, '\\$&')}$`));
   });
 });

@@ -50,6 +50,9 @@ export function toFuseStat(st: Stat): FuseStat {
 }
 
 /** The FUSE side of one mounted Tracefs. */
+/** How long a busy operation waits for RELEASE requests in flight before it runs again. */
+const RELEASE_GRACE_MS = 20;
+
 export class FuseAdapter {
   readonly fds = new FdTable();
   private readonly log: (msg: string) => void;
@@ -91,6 +94,29 @@ export class FuseAdapter {
       return;
     }
     done(0, v);
+  }
+
+  /**
+   * The kernel releases a tracefs file before close() returns; FUSE sends
+   * RELEASE asynchronously, and another worker thread may deliver the
+   * caller's next request first. So an operation that finds something busy
+   * (EBUSY: an event file still open, an instance in use) while other files
+   * are open runs once more after the releases in flight have arrived. EBUSY
+   * leaves the state unchanged, so the retry is the same operation.
+   */
+  private afterReleases<T>(fn: () => T | Promise<T>): () => T | Promise<T> {
+    const busy = (e: unknown) => isKernelError(e) && e.errno === errno.EBUSY && this.fds.size > 0;
+    const again = () => new Promise<void>((r) => setTimeout(r, RELEASE_GRACE_MS)).then(fn);
+    return () => {
+      let r: T | Promise<T>;
+      try {
+        r = fn();
+      } catch (e) {
+        if (busy(e)) return again();
+        throw e;
+      }
+      return r instanceof Promise ? r.catch((e: unknown) => (busy(e) ? again() : Promise.reject(e))) : r;
+    };
   }
 
   /**
@@ -233,7 +259,7 @@ export class FuseAdapter {
         this.mayWait(
           'open',
           req,
-          () => fs.open(path, flags, callerOf(req)),
+          this.afterReleases(() => fs.open(path, flags, callerOf(req))),
           (err, h) => {
             if (err || !h) return cb(err || -errno.EIO);
             this.named(req, h.node);
@@ -265,7 +291,7 @@ export class FuseAdapter {
         if (!h) return cb(-errno.EBADF);
         // The buffer is libfuse's: copy it, it is gone once answered.
         const data = Buffer.from(buf.subarray(0, len));
-        this.mayWait(`write ${path}`, req, () => h.write(data, pos), (err, n) => cb(err || (n ?? 0)));
+        this.mayWait(`write ${path}`, req, this.afterReleases(() => h.write(data, pos)), (err, n) => cb(err || (n ?? 0)));
       },
       release: (_path, fd, cb) => {
         const h = this.fds.remove(fd);
@@ -284,7 +310,7 @@ export class FuseAdapter {
         this.sync('mkdir', () => fs.mkdir(path, callerOf(req)), (err) => cb(err));
       },
       rmdir: (path, cb, req) => {
-        this.sync('rmdir', () => fs.rmdir(path, callerOf(req)), (err) => cb(err));
+        this.mayWait('rmdir', req, this.afterReleases(() => fs.rmdir(path, callerOf(req))), (err) => cb(err));
       },
       // The VFS answers these for tracefs (no such inode operations): EPERM.
       unlink: (_path, cb) => cb(-errno.EPERM),

@@ -193,7 +193,7 @@ function readEntDepth(tr: TraceArray, d: Buffer): number {
   return tr.series === '6.12' ? d.readInt32LE(16) : Number(BigInt.asIntN(64, d.readBigUInt64LE(16)));
 }
 
-/** print_graph_retval(): `func(); /* ret=... *\/` or `} /* func ret=... *\/`. */
+/** print_graph_retval(): `func(); /* ret=... *\/` or `} /* func ret=... *\/` (6.12: `= ...`). */
 function retvalText(kernel: Kernel, flags: Flags, entryText: string | undefined, ret: GraphRet): string {
   const hex = flags.has('funcgraph-retval-hex');
   const printRetval = flags.has('funcgraph-retval');
@@ -209,7 +209,9 @@ function retvalText(kernel: Kernel, flags: Flags, entryText: string | undefined,
     s = entryText;
     if (printRetval) s += ' /*';
   } else s = `} /* ${fnName(kernel, ret.func)}`;
-  if (printRetval) s += hex || err === 0n ? ` ret=0x${retval.toString(16)}` : ` ret=${err}`;
+  // 6.12 prints `= value`, 7.2 `ret=value`.
+  const label = kernel.series === '6.12' ? ' = ' : ' ret=';
+  if (printRetval) s += hex || err === 0n ? `${label}0x${retval.toString(16)}` : `${label}${err}`;
   if (entryText === undefined || printRetval) s += ' */';
   return s;
 }
