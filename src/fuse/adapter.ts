@@ -310,7 +310,16 @@ export class FuseAdapter {
         this.sync('mkdir', () => fs.mkdir(path, callerOf(req)), (err) => cb(err));
       },
       rmdir: (path, cb, req) => {
-        this.mayWait('rmdir', req, this.afterReleases(() => fs.rmdir(path, callerOf(req))), (err) => cb(err));
+        // Answered without waiting for the invalidations it queues: they need the lock the kernel holds for this rmdir.
+        const rmdir = this.afterReleases(() => fs.rmdir(path, callerOf(req)));
+        let r: void | Promise<void>;
+        try {
+          r = rmdir();
+        } catch (e) {
+          return cb(this.errnoOf(e, 'rmdir'));
+        }
+        if (!(r instanceof Promise)) return cb(0);
+        r.then(() => cb(0), (e: unknown) => cb(this.errnoOf(e, 'rmdir')));
       },
       // The VFS answers these for tracefs (no such inode operations): EPERM.
       unlink: (_path, cb) => cb(-errno.EPERM),
