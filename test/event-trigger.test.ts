@@ -135,4 +135,14 @@ describe('event triggers (7.2 oracle)', () => {
     const { w } = emulator();
     await expect(w(T, 'hist:keys=prev_pid\n')).rejects.toMatchObject({ code: 'EINVAL' });
   });
+
+  it('a snapshot trigger on ftrace/print swaps the buffers between a marker\'s reserve and commit: the marks alternate', async () => {
+    const { w, r } = emulator();
+    await w('events/ftrace/print/trigger', 'snapshot\n');
+    expect(await r('snapshot')).toContain('Snapshot is allocated');
+    for (let i = 1; i <= 10; i++) await w('trace_marker', `hello >${i}<\n`);
+    const marks = (text: string) => text.split('\n').filter((l) => !l.startsWith('#') && l).map((l) => Number(/>(\d+)</.exec(l)?.[1]));
+    expect(marks(await r('trace'))).toEqual([1, 3, 5, 7, 9]);
+    expect(marks(await r('snapshot'))).toEqual([2, 4, 6, 8, 10]);
+  });
 });

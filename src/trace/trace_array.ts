@@ -141,8 +141,9 @@ export class TraceArray {
     return this.buffer.reserve(cpu, length);
   }
 
-  commit(cpu: number, pid: number): void {
-    this.buffer.commit(cpu);
+  /** Commits the event reserved on `buffer` (the array's buffer then: a snapshot may have swapped it out since). */
+  commit(cpu: number, pid: number, buffer = this.buffer): void {
+    buffer.commit(cpu);
     this.tracing.recordTaskInfo(pid);
   }
 

@@ -34,6 +34,8 @@ function markerToBuffer(tr: TraceArray, text: Buffer, cnt: number, ip: bigint, c
     let size = cnt + metaSize;
     if (is612 && cnt < FAULTED_SIZE) size += FAULTED_SIZE - cnt;
     const cpu = ctx.cpu;
+    // A snapshot trigger swaps the buffers between reserve and commit: the entry stays where it was reserved.
+    const buffer = tr.buffer;
     const r = tr.reserve(cpu, size);
     if (!r) {
       if (size > maxSize()) {
@@ -57,7 +59,7 @@ function markerToBuffer(tr: TraceArray, text: Buffer, cnt: number, ip: bigint, c
     } else {
       buf[start + cnt] = 0;
     }
-    tr.commit(cpu, ctx.task.pid);
+    tr.commit(cpu, ctx.task.pid, buffer);
     return cnt;
   }
   fail('EBADF');
