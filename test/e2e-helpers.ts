@@ -5,11 +5,14 @@
  * event loop that serves it.
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll } from 'vitest';
+import { type MountedTracefs, mountTracefs } from '../src/fuse/mount.js';
+import { createEmulator, type Emulator } from '../src/index.js';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = join(REPO, 'bin', 'tracefs-emu.js');
@@ -98,4 +101,24 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, 
     child.on('exit', (code, signal) => ok({ code, signal })),
   );
   return { child, started, exited, output: () => out + err };
+}
+
+/**
+ * A fresh 2-CPU emulator mounted for the enclosing describe block (at
+ * <tmp>/mnt, unmounted after it); `setup` adds to it before the mount.
+ */
+export function mountedEmulator(prefix: string, setup?: (emu: Emulator) => void): { emu: Emulator; dir: string; mount: MountedTracefs } {
+  const box = {} as { emu: Emulator; dir: string; mount: MountedTracefs };
+  beforeAll(async () => {
+    box.emu = createEmulator({ cpus: 2 });
+    setup?.(box.emu);
+    const parent = tempDir(prefix);
+    chmodSync(parent, 0o755);
+    box.dir = `${parent}/mnt`;
+    box.mount = await mountTracefs(box.emu.fs, box.dir);
+  });
+  afterAll(async () => {
+    await box.mount?.unmount();
+  });
+  return box;
 }

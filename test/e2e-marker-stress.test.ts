@@ -3,11 +3,8 @@
  * a real mount: every write is counted (entries-written), and what the
  * buffers hold plus what they overwrote adds up to it exactly.
  */
-import { chmodSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MountedTracefs, mountTracefs } from '../src/fuse/mount.js';
-import { createEmulator, type Emulator } from '../src/index.js';
-import { fuseUnavailable, sh, tempDir } from './e2e-helpers.js';
+import { describe, expect, it } from 'vitest';
+import { fuseUnavailable, mountedEmulator, sh } from './e2e-helpers.js';
 
 const skip = fuseUnavailable();
 if (skip) console.warn(`e2e-marker-stress: skipped: ${skip}`);
@@ -17,26 +14,12 @@ function stat(text: string, key: string): number {
 }
 
 describe.skipIf(!!skip)(`trace_marker under 20 concurrent shells${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  let emu: Emulator;
-  let m: MountedTracefs;
-  let M: string;
-
-  beforeAll(async () => {
-    emu = createEmulator({ cpus: 2 });
-    const parent = tempDir('tfe-marker-');
-    chmodSync(parent, 0o755);
-    M = `${parent}/mnt`;
-    m = await mountTracefs(emu.fs, M);
-  });
-
-  afterAll(async () => {
-    await m?.unmount();
-  });
+  const mnt = mountedEmulator('tfe-marker-');
 
   it('counts 20,000 markers exactly: entries + overrun = entries-written', async () => {
     // A small buffer, so that some of them are overwritten.
     const r = await sh(
-      `cd ${M}; echo 64 > buffer_size_kb; echo > trace
+      `cd ${mnt.dir}; echo 64 > buffer_size_kb; echo > trace
        n=0; while [ $n -lt 20 ]; do
          ( i=0; exec 3>trace_marker; while [ $i -lt 1000 ]; do echo "writer $n line $i" >&3; i=$((i+1)); done ) &
          n=$((n+1)); done; wait

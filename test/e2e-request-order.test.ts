@@ -5,51 +5,35 @@
  * applies its hash, an event file lets its event go) is done before the
  * same process's next request is served.
  */
-import { chmodSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type MountedTracefs, mountTracefs } from '../src/fuse/mount.js';
-import { createEmulator, type Emulator } from '../src/index.js';
+import { describe, expect, it } from 'vitest';
 import { Dir, File } from '../src/tracefs/node.js';
-import { fuseUnavailable, sh, tempDir } from './e2e-helpers.js';
+import { fuseUnavailable, mountedEmulator, sh } from './e2e-helpers.js';
 
 const skip = fuseUnavailable();
 if (skip) console.warn(`e2e-request-order: skipped: ${skip}`);
 
 describe.skipIf(!!skip)(`requests in the kernel's order${skip ? ` (skipped: ${skip})` : ''}`, () => {
-  let emu: Emulator;
-  let m: MountedTracefs;
-  let M: string;
   /** What the `order` file saw: o(pen), w(rite), r(elease), in the order JS served them. */
   const seen: string[] = [];
-
-  beforeAll(async () => {
-    emu = createEmulator({ cpus: 2 });
+  const mnt = mountedEmulator('tfe-order-', (emu) =>
     emu.fs.root.add(
       new File('order', 0o600, {
         open: () => void seen.push('o'),
         write: (_f, data) => (seen.push('w'), data.length),
         release: () => void seen.push('r'),
       }),
-    );
-    const parent = tempDir('tfe-order-');
-    chmodSync(parent, 0o755);
-    M = `${parent}/mnt`;
-    m = await mountTracefs(emu.fs, M);
-  });
-
-  afterAll(async () => {
-    await m?.unmount();
-  });
+    ),
+  );
 
   it('each release is served before the next open of the same shell', async () => {
     seen.length = 0;
-    const r = await sh(`i=0; while [ $i -lt 200 ]; do echo x > ${M}/order; i=$((i+1)); done`);
+    const r = await sh(`i=0; while [ $i -lt 200 ]; do echo x > ${mnt.dir}/order; i=$((i+1)); done`);
     expect(r.code).toBe(0);
     expect(seen.join('')).toBe('owr'.repeat(200));
   });
 
   it('set_ftrace_filter reads back what was just written, every time', async () => {
-    const r = await sh(`cd ${M}; bad=0; i=0; while [ $i -lt 100 ]; do
+    const r = await sh(`cd ${mnt.dir}; bad=0; i=0; while [ $i -lt 100 ]; do
       echo sched_tick > set_ftrace_filter; read l < set_ftrace_filter; [ "$l" = sched_tick ] || bad=$((bad+1))
       echo schedule > set_ftrace_filter; read l < set_ftrace_filter; [ "$l" = schedule ] || bad=$((bad+1))
       i=$((i+1)); done; echo > set_ftrace_filter; echo $bad`);
@@ -57,12 +41,12 @@ describe.skipIf(!!skip)(`requests in the kernel's order${skip ? ` (skipped: ${sk
   });
 
   it('a kprobe event disabled through its enable file can be removed at once', async () => {
-    const r = await sh(`cd ${M}; bad=0; i=0; while [ $i -lt 30 ]; do
+    const r = await sh(`cd ${mnt.dir}; bad=0; i=0; while [ $i -lt 30 ]; do
       echo 'p:myevent kernel_clone' > kprobe_events || bad=$((bad+1))
       echo 1 > events/kprobes/myevent/enable; echo 0 > events/kprobes/myevent/enable
       echo > kprobe_events || bad=$((bad+1))
       i=$((i+1)); done; echo $bad`);
     expect(r.stdout.trim()).toBe('0');
-    expect((emu.fs.root.get('events') as Dir).get('kprobes')).toBeUndefined();
+    expect((mnt.emu.fs.root.get('events') as Dir).get('kprobes')).toBeUndefined();
   });
 });
