@@ -12,7 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { type MountedTracefs, mountTracefs } from '../src/fuse/mount.js';
-import { createEmulator, type Emulator } from '../src/index.js';
+import { createEmulator, type Emulator, type EmulatorOptions } from '../src/index.js';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const CLI = join(REPO, 'bin', 'tracefs-emu.js');
@@ -107,10 +107,14 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, 
  * A fresh 2-CPU emulator mounted for the enclosing describe block (at
  * <tmp>/mnt, unmounted after it); `setup` adds to it before the mount.
  */
-export function mountedEmulator(prefix: string, setup?: (emu: Emulator) => void): { emu: Emulator; dir: string; mount: MountedTracefs } {
+export function mountedEmulator(
+  prefix: string,
+  setup?: (emu: Emulator) => void,
+  opts: EmulatorOptions = {},
+): { emu: Emulator; dir: string; mount: MountedTracefs } {
   const box = {} as { emu: Emulator; dir: string; mount: MountedTracefs };
   beforeAll(async () => {
-    box.emu = createEmulator({ cpus: 2 });
+    box.emu = createEmulator({ cpus: 2, ...opts });
     setup?.(box.emu);
     const parent = tempDir(prefix);
     chmodSync(parent, 0o755);

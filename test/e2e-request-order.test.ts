@@ -50,3 +50,17 @@ describe.skipIf(!!skip)(`requests in the kernel's order${skip ? ` (skipped: ${sk
     expect((mnt.emu.fs.root.get('events') as Dir).get('kprobes')).toBeUndefined();
   });
 });
+
+const asRoot = process.getuid?.() === 0;
+
+describe.skipIf(!!skip || !asRoot)('process events before the next request', () => {
+  const mnt = mountedEmulator('tfe-order-proc-', undefined, { procEvents: true });
+
+  it('the forks of a shell\'s commands are in the trace it reads right after them', async () => {
+    const r = await sh(`cd ${mnt.dir}; echo 1 > events/sched/sched_process_fork/enable
+      i=0; while [ $i -lt 20 ]; do /bin/true; i=$((i+1)); done
+      grep -c "sched_process_fork: comm=sh pid=$$ " trace; echo 0 > events/sched/sched_process_fork/enable`);
+    // Twenty /bin/true, and the grep that reads the trace.
+    expect(r.stdout.trim()).toBe('21');
+  });
+});

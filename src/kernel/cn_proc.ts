@@ -8,14 +8,16 @@
  * helper) the emulator mirrors only the processes it sees.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
+import { closeSync, constants, existsSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ProcessMirror } from './proc_mirror.js';
 import { dataDir } from './symbols_builtin.js';
 
 export interface ProcEvents {
   stop(): void;
+  /** Handles every event the helper has reported so far (without waiting). */
+  drain(): void;
 }
 
 /** The helper binary: built by scripts/setup.sh, else compiled once into ~/.cache. */
@@ -64,39 +66,83 @@ export function procEventLine(mirror: ProcessMirror, line: string): void {
   }
 }
 
-/** Starts listening (root only); undefined when the events are not available here. */
+/** How often events are read when no request asks for them first. */
+const POLL_MS = 10;
+
+/**
+ * Starts listening (root only); undefined when the events are not available
+ * here. The helper writes into a FIFO that is read without blocking: on a
+ * timer, and by drain() before each request on the mount is served, so that
+ * a process's fork, exec and exit are known before what it did next (a
+ * `ping` run by a shell has its kernel_clone traced before the shell's `cat
+ * trace` is read).
+ */
 export function startProcEvents(mirror: ProcessMirror): ProcEvents | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const bin = procEventsHelper();
   if (!bin) return undefined;
+  let dir: string;
+  let rfd: number;
   let child: ChildProcess;
   try {
-    child = spawn(bin, [], { stdio: ['ignore', 'pipe', 'ignore'] });
+    dir = mkdtempSync(join(tmpdir(), 'tracefs-emu-cnproc-'));
+    const fifo = join(dir, 'events');
+    execFileSync('mkfifo', ['-m', '600', fifo], { stdio: 'ignore' });
+    rfd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    const wfd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+    try {
+      child = spawn(bin, [], { stdio: ['ignore', wfd, 'ignore'] });
+    } finally {
+      closeSync(wfd);
+    }
   } catch {
     return undefined;
   }
   child.on('error', () => undefined);
   child.unref();
+  const buf = Buffer.alloc(1 << 16);
   let pending = '';
-  const out = child.stdout!;
-  out.setEncoding('latin1');
-  out.on('data', (chunk: string) => {
-    pending += chunk;
-    let nl: number;
-    while ((nl = pending.indexOf('\n')) >= 0) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
+  let open = true;
+  const drain = (): void => {
+    while (open) {
+      let n: number;
       try {
-        procEventLine(mirror, line);
-      } catch {
-        /* a process gone mid-way: its next event or exit check settles it */
+        n = readSync(rfd, buf, 0, buf.length, null);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EAGAIN') break;
+        n = 0;
+      }
+      if (n === 0) {
+        // The helper is gone.
+        stop();
+        break;
+      }
+      pending += buf.toString('latin1', 0, n);
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        try {
+          procEventLine(mirror, line);
+        } catch {
+          /* a process gone mid-way: its next event or exit check settles it */
+        }
       }
     }
-  });
-  (out as unknown as { unref?: () => void }).unref?.();
-  return {
-    stop: () => {
-      child.kill();
-    },
   };
+  const timer = setInterval(drain, POLL_MS);
+  timer.unref();
+  const stop = (): void => {
+    if (!open) return;
+    open = false;
+    clearInterval(timer);
+    child.kill();
+    try {
+      closeSync(rfd);
+    } catch {
+      /* closed */
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  return { stop, drain };
 }

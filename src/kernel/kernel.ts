@@ -285,6 +285,11 @@ export class Kernel implements HookHost {
     if (procEvents && !this.procEvents) this.procEvents = startProcEvents(this.mirror);
   }
 
+  /** Process events the host reported and the mirror has not seen yet: handled now. */
+  drainProcEvents(): void {
+    this.procEvents?.drain();
+  }
+
   stop(): void {
     this.activity_?.stop();
     if (this.exitTimer) clearInterval(this.exitTimer);

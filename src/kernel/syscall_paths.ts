@@ -73,6 +73,8 @@ export class SyscallPaths {
   constructor(private readonly k: Kernel) {}
 
   run<T>(caller: Caller, sc: Syscall, body: (task: Task) => T): T {
+    // What processes did before this call (a fork, an exit) happens first.
+    this.k.drainProcEvents();
     const task = this.k.taskOf(caller);
     const moved = sc.name === 'chdir' ? undefined : this.k.mirror.cwdChange(task);
     if (moved !== undefined) this.run(caller, { name: 'chdir', path: moved }, () => 0);
