@@ -143,4 +143,18 @@ describe('uprobes', () => {
       `  ${bin} ${'myevent'.padEnd(44)} ${'1'.padStart(15)}\n  ${bin} ${'other'.padEnd(44)} ${'0'.padStart(15)}\n`,
     );
   });
+
+  it('a uprobe on _init (DT_INIT, where 6.12\'s test probes the start of the r-xp mapping) hits too', async () => {
+    const { existsSync, realpathSync } = await import('node:fs');
+    const { elfEntry } = await import('../src/trace/dynevent/elf_entry.js');
+    const bin = existsSync('/bin/sh') ? realpathSync('/bin/sh') : undefined;
+    const init = bin ? elfEntry(bin)?.init : undefined;
+    if (!bin || !init) return;
+    const { w, lines, k } = setup('6.12');
+    await w('uprobe_events', `p:myevent ${bin}:0x${init.fileOffset.toString(16)}\n`);
+    await w('events/uprobes/enable', '1\n');
+    k.procs.exec(k.taskOf(ROOT), '/bin/sh', 'sh');
+    await w('events/uprobes/enable', '0\n');
+    expect((await lines()).filter((l) => l.includes('myevent:'))).toHaveLength(1);
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * uprobe events at run time (trace_uprobe.c). The emulated kernel runs no
- * user code, but it sees every exec: a uprobe on a program's entry point
- * (the ELF entry, as a file offset) hits when a process execs that program.
+ * user code, but it sees every exec: a uprobe on a program's start (the
+ * ELF entry point, or DT_INIT's _init, as a file offset) hits when a process
+ * execs that program.
  * Probes elsewhere never hit. uprobe_profile counts the hits.
  */
 import type { ExecContext } from '../../kernel/context.js';
@@ -59,9 +60,10 @@ export class UprobeRuntime implements ProbeRuntime {
     const st = this.dyn.statPath(loc.path);
     const entry = elfEntry(loc.path);
     const inode = typeof st === 'object' ? st.inode : undefined;
-    // only the entry point is ever reached
-    if (!inode || !entry || entry.fileOffset !== loc.offset || tp.isReturn) p.armed = { inode: '', vaddr: 0n };
-    else p.armed = { inode, vaddr: entry.pie ? PIE_BASE + entry.vaddr : entry.vaddr };
+    // only the program's start (its entry point, and _init) is ever reached
+    const at = [entry, entry?.init].find((x) => x?.fileOffset === loc.offset);
+    if (!inode || !entry || !at || tp.isReturn) p.armed = { inode: '', vaddr: 0n };
+    else p.armed = { inode, vaddr: entry.pie ? PIE_BASE + at.vaddr : at.vaddr };
     this.watchExecs();
   }
 
