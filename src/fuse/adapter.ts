@@ -49,10 +49,10 @@ export function toFuseStat(st: Stat): FuseStat {
   };
 }
 
-/** The FUSE side of one mounted Tracefs. */
 /** How long a busy operation waits for RELEASE requests in flight before it runs again. */
 const RELEASE_GRACE_MS = 20;
 
+/** The FUSE side of one mounted Tracefs. */
 export class FuseAdapter {
   readonly fds = new FdTable();
   private readonly log: (msg: string) => void;

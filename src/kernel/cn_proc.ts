@@ -81,8 +81,8 @@ export function startProcEvents(mirror: ProcessMirror): ProcEvents | undefined {
   if (process.getuid?.() !== 0) return undefined;
   const bin = procEventsHelper();
   if (!bin) return undefined;
-  let dir: string;
-  let rfd: number;
+  let dir: string | undefined;
+  let rfd: number | undefined;
   let child: ChildProcess;
   try {
     dir = mkdtempSync(join(tmpdir(), 'tracefs-emu-cnproc-'));
@@ -96,8 +96,12 @@ export function startProcEvents(mirror: ProcessMirror): ProcEvents | undefined {
       closeSync(wfd);
     }
   } catch {
+    if (rfd !== undefined) closeSync(rfd);
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
     return undefined;
   }
+  const fd = rfd;
+  const fifoDir = dir;
   child.on('error', () => undefined);
   child.unref();
   const buf = Buffer.alloc(1 << 16);
@@ -107,7 +111,7 @@ export function startProcEvents(mirror: ProcessMirror): ProcEvents | undefined {
     while (open) {
       let n: number;
       try {
-        n = readSync(rfd, buf, 0, buf.length, null);
+        n = readSync(fd, buf, 0, buf.length, null);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code === 'EAGAIN') break;
         n = 0;
@@ -138,11 +142,11 @@ export function startProcEvents(mirror: ProcessMirror): ProcEvents | undefined {
     clearInterval(timer);
     child.kill();
     try {
-      closeSync(rfd);
+      closeSync(fd);
     } catch {
       /* closed */
     }
-    rmSync(dir, { recursive: true, force: true });
+    rmSync(fifoDir, { recursive: true, force: true });
   };
   return { stop, drain };
 }
