@@ -89,7 +89,11 @@ export function startProcEvents(mirror: ProcessMirror): ProcEvents | undefined {
     const fifo = join(dir, 'events');
     execFileSync('mkfifo', ['-m', '600', fifo], { stdio: 'ignore' });
     rfd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
-    const wfd = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK);
+    // The helper's end blocks when full (opening it does not: a reader is there).
+    const wfd = openSync(fifo, constants.O_WRONLY);
+    // Both ends are open: the name is no longer needed (nothing is left behind however the daemon ends).
+    rmSync(dir, { recursive: true, force: true });
+    dir = undefined;
     try {
       child = spawn(bin, [], { stdio: ['ignore', wfd, 'ignore'] });
     } finally {
@@ -101,7 +105,6 @@ export function startProcEvents(mirror: ProcessMirror): ProcEvents | undefined {
     return undefined;
   }
   const fd = rfd;
-  const fifoDir = dir;
   child.on('error', () => undefined);
   child.unref();
   const buf = Buffer.alloc(1 << 16);
@@ -146,7 +149,6 @@ export function startProcEvents(mirror: ProcessMirror): ProcEvents | undefined {
     } catch {
       /* closed */
     }
-    rmSync(fifoDir, { recursive: true, force: true });
   };
   return { stop, drain };
 }
