@@ -105,28 +105,17 @@ export interface FuseInstance {
   forgetPoll(fd: number): void;
   /** Queues fuse_lowlevel_notify_inval_entry(parent, name), sent by the notifier thread. */
   invalEntry(parent: number, name: string): void;
-  /** Queues fuse_lowlevel_notify_inval_inode(ino, -1, 0): its attributes. */
-  invalInode(ino: number): void;
   /** Sends inval_inode(ino, -1, 0) at once from this thread (it takes no lock); 0 or -errno. */
   invalInodeNow(ino: number): number;
-  /** Queues fuse_lowlevel_notify_delete(parent, child, name). */
-  notifyDelete(parent: number, child: number, name: string): void;
   /** Resolves once every notice queued before it has been sent. */
   flushNotices(): Promise<void>;
   /** (request id, node id) of LOOKUP replies sent since the last call, flat. */
   takeLookups(): number[];
-  /** [notices sent, failed with ENOENT (nothing cached there), failed otherwise]. */
-  noticeStats(): [number, number, number];
 }
 
 /** FUSE opcodes (fuse_kernel.h) the adapter looks at. */
 export const FUSE_LOOKUP = 1;
-export const FUSE_GETATTR = 3;
-export const FUSE_SETATTR = 4;
 export const FUSE_MKDIR = 9;
-export const FUSE_RMDIR = 11;
-export const FUSE_OPEN = 14;
-export const FUSE_READDIR = 28;
 /** The root directory's node id. */
 export const FUSE_ROOT_ID = 1;
 

@@ -48,10 +48,10 @@ interface RetPlan {
   struct?: string;
 }
 
-/** Functions through which the system call's result is returned. */
 /** What a file operation returns: the operation's value (read, write: bytes) or only its status (open, release: 0). */
 export type OpReturn = 'value' | 'status';
 
+/** Functions through which the system call's result is returned. */
 const CHAIN_RET = /^(__x64_sys_\w+|__do_sys_\w+|__se_sys_\w+|x64_sys_call|ksys_\w+|vfs_read|vfs_write|do_sys_openat2|do_sys_open|seq_read|seq_read_iter|simple_read_from_buffer|\$.*)$/;
 
 /** Names the kernel gives clones of a function (`.isra.0`, `.constprop.0`, `.part.0`): BTF knows the original. */
@@ -127,8 +127,11 @@ export class PathRunner {
     return this.call(fn, n.kids, ctx, px, n.chain, last);
   }
 
-  /** Calls fn with its arguments from the environment; its body runs `kids` (or a custom body). */
-  /** `opRet`: fn is a file operation; it returns -errno when the operation failed, and with 'value' what it returned (bytes). */
+  /**
+   * Calls fn with its arguments from the environment; its body runs `kids`
+   * (or a custom body). `opRet`: fn is a file operation; it returns -errno
+   * when the operation failed, and with 'value' what it returned (bytes).
+   */
   call(fn: KernelFunction, kids: readonly PathNode[] | Body, ctx: RunCtx, px: Call | undefined, chain = false, last = false, opRet?: OpReturn): Value | Promise<Value> {
     const { task } = ctx;
     if (task.frames.length >= this.maxDepth) return 0n;

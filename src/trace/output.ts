@@ -18,12 +18,6 @@ const TRACE_FLAG_PREEMPT_RESCHED = 0x20;
 const TRACE_FLAG_NMI = 0x40;
 const TRACE_FLAG_BH_OFF = 0x80;
 
-/** `uname -r` of the kernel each series reproduces (latency header). */
-export const KERNEL_RELEASE: Record<Series, string> = {
-  '7.2': KERNEL_BUILD['7.2'].release,
-  '6.12': KERNEL_BUILD['6.12'].release,
-};
-
 /** preempt_model_str() of those kernels. */
 const PREEMPT_MODEL: Record<Series, string> = { '7.2': 'PREEMPT(lazy)', '6.12': 'desktop' };
 
@@ -140,7 +134,7 @@ export function latencyTraceHeader(tr: TraceArray, rb: RingBuffer): string {
   const nr = tr.tracing.kernel.numOnlineCpus();
   const series = tr.series;
   return (
-    `# ${tr.tracer.name} latency trace v1.1.5 on ${KERNEL_RELEASE[series]}\n` +
+    `# ${tr.tracer.name} latency trace v1.1.5 on ${KERNEL_BUILD[series].release}\n` +
     '# --------------------------------------------------------------------\n' +
     `# latency: 0 us, #${entries}/${total}, CPU#0 | (M:${PREEMPT_MODEL[series]} VP:0, KP:0, SP:0 HP:0 #P:${nr})\n` +
     '#    -----------------\n' +

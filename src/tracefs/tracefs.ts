@@ -140,23 +140,26 @@ export class Tracefs {
 
   /** The node at `path`, if any: no permission checks, no system call (for the FUSE adapter's bookkeeping). */
   nodeAt(path: string): Node | undefined {
-    let node: Node = this.root;
-    for (const part of split(path)) {
-      if (!(node instanceof Dir)) return undefined;
-      if (part === '.') continue;
-      const next: Node | undefined = part === '..' ? (node.parent ?? node) : node.get(part);
-      if (!next) return undefined;
-      node = next;
+    try {
+      return this.walk(path);
+    } catch {
+      return undefined;
     }
-    return node;
   }
 
   /** Path walk, as the VFS does it: search permission on each directory. */
   lookup(path: string, caller: Caller = SELF): Node {
+    return this.walk(path, (dir) => {
+      if (!mayAccess(dir, this.sb, caller, MAY_EXEC)) fail('EACCES');
+    });
+  }
+
+  /** Walks `path` from the root (ENOTDIR, ENOENT); `search` checks each directory passed through. */
+  private walk(path: string, search?: (dir: Dir) => void): Node {
     let node: Node = this.root;
     for (const part of split(path)) {
       if (!(node instanceof Dir)) fail('ENOTDIR');
-      if (!mayAccess(node, this.sb, caller, MAY_EXEC)) fail('EACCES');
+      search?.(node);
       if (part === '.') continue;
       const next: Node | undefined = part === '..' ? (node.parent ?? node) : node.get(part);
       if (!next) fail('ENOENT');
@@ -164,6 +167,7 @@ export class Tracefs {
     }
     return node;
   }
+
 
   stat(path: string, caller: Caller = SELF): Stat {
     return this.call(caller, { name: 'newfstatat', path, walk: () => this.lookup(path, caller) }, () => this.statNode(this.lookup(path, caller)));
