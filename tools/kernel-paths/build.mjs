@@ -13,9 +13,10 @@
 // `name *N` repeats that subtree N times; `$hole` is a hole; `[flag] name`
 // runs only when the flag holds.
 import { readFileSync, writeFileSync, readdirSync, mkdirSync } from 'node:fs';
-import { gunzipSync, brotliCompressSync, constants } from 'node:zlib';
+import { brotliCompressSync, constants } from 'node:zlib';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { cleanTree, clone, emit, has, hole, irqy, key, node, openCapture, replace, flag, size, walk } from './lib.mjs';
 
 const [series, dir] = process.argv.slice(2);
 if (!series || !dir) {
@@ -24,150 +25,7 @@ if (!series || !dir) {
 }
 const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
 
-// --- function_graph parsing -------------------------------------------------
-
-const LINE = /^\s*(?:[\d.]+\s*\|\s*)?(\d+)\)\s+(.+?)-(\d+)\s+\|\s*([+!#*@$]?\s*[\d.]*\s*(?:us)?)\s*\|(\s*)(.*)$/;
-
-/** Top-level call trees of a trace, per task, in order. */
-function parseGraph(file) {
-  let text = readFileSync(join(dir, file));
-  if (file.endsWith('.gz')) text = gunzipSync(text);
-  const stacks = new Map();
-  const trees = [];
-  for (const line of text.toString('latin1').split('\n')) {
-    const m = LINE.exec(line);
-    if (!m) continue;
-    const [, cpu, task, pid, , ind, body] = m;
-    const key = `${cpu}/${pid}`;
-    let st = stacks.get(key);
-    if (!st) stacks.set(key, (st = []));
-    const depth = Math.max(0, (ind.length - 2) >> 1);
-    if (body.startsWith('}')) {
-      st.pop();
-      continue;
-    }
-    const fm = /^([A-Za-z_0-9.]+)\(\)\s*([{;])/.exec(body);
-    if (!fm) continue;
-    const node = { name: fm[1], kids: [], comm: task.trim(), pid: Number(pid), cpu: Number(cpu) };
-    while (st.length > depth) st.pop();
-    if (st.length) st[st.length - 1].kids.push(node);
-    else trees.push(node);
-    if (fm[2] === '{') st.push(node);
-  }
-  return trees;
-}
-
-const cache = new Map();
-function graph(op) {
-  const f = op.endsWith('.gz') ? op : `op-${op}.txt.gz`;
-  if (!cache.has(f)) cache.set(f, parseGraph(f));
-  return cache.get(f);
-}
-
-// --- tree helpers -------------------------------------------------------------
-
-function* walk(n) {
-  yield n;
-  for (const k of n.kids) yield* walk(k);
-}
-const has = (n, name) => [...walk(n)].some((x) => (name instanceof RegExp ? name.test(x.name) : x.name === name));
-const NOISE = /^(irq_enter_rcu|__sysvec_\w+|handle_mm_fault|lock_vma_under_rcu|lock_mm_and_find_vma|rcu_note_context_switch|asm_\w+)$/;
-const noisy = (n) => [...walk(n)].some((x) => NOISE.test(x.name));
-const size = (n) => [...walk(n)].length;
-const IRQ = /^(irq_enter_rcu|__sysvec_\w+|handle_mm_fault|lock_vma_under_rcu|lock_mm_and_find_vma|asm_\w+)$/;
-const irqy = (n) => [...walk(n)].some((x) => IRQ.test(x.name));
-
-/** The subtrees named `name` (any depth) in a trace, optionally containing `marker`, cleanest first. */
-function find(op, name, { marker, comm, nth = 0 } = {}) {
-  const hits = [];
-  for (const t of graph(op)) {
-    if (comm && t.comm !== comm) continue;
-    for (const n of walk(t)) if (n.name === name && (!marker || has(n, marker))) hits.push(n);
-  }
-  if (!hits.length) return undefined;
-  const clean = hits.filter((h) => !noisy(h));
-  const pool = clean.length ? clean : hits;
-  return clone(pool[Math.min(nth, pool.length - 1)]);
-}
-
-function clone(n) {
-  return { name: n.name, kids: n.kids.map(clone), flag: n.flag, rep: n.rep };
-}
-
-const FAULT = new Set(['lock_vma_under_rcu', 'lock_mm_and_find_vma', 'handle_mm_fault', 'up_read', 'raw_irqentry_exit_cond_resched', '__rcu_read_lock', 'mem_cgroup_from_task', 'count_memcg_events', '__rcu_read_unlock', 'vma_end_read']);
-
-/** Drops interrupts, page faults and preemptions that happened to hit the traced call. */
-function cleanTree(n) {
-  const out = [];
-  const k = n.kids;
-  for (let i = 0; i < k.length; i++) {
-    const name = k[i].name;
-    if (name === 'irq_enter_rcu' || name.startsWith('__sysvec_')) {
-      let j = i;
-      while (j < k.length && k[j].name !== 'raw_irqentry_exit_cond_resched' && !(j > i && k[j].name === 'irq_exit_rcu')) j++;
-      if (j < k.length && k[j].name === 'irq_exit_rcu') {
-        j++;
-        while (j < k.length && (k[j].name === '__hrtimer_rearm_deferred' || k[j].name === 'raw_irqentry_exit_cond_resched')) j++;
-        j--;
-      }
-      i = j;
-      continue;
-    }
-    if (name === 'lock_vma_under_rcu' || name === 'lock_mm_and_find_vma') {
-      let j = i + 1;
-      while (j < k.length && FAULT.has(k[j].name)) j++;
-      i = j - 1;
-      continue;
-    }
-    if (name === 'rcu_note_context_switch') {
-      let j = i + 1;
-      while (j < k.length && !/^finish_task_switch/.test(k[j].name) && k[j].name !== 'raw_irqentry_exit_cond_resched') j++;
-      i = j;
-      continue;
-    }
-    out.push(k[i]);
-  }
-  n.kids = out;
-  for (const c of out) cleanTree(c);
-  return n;
-}
-
-/** The first node named `name` (depth-first). */
-function node(t, name) {
-  for (const n of walk(t)) if (n.name === name || (name instanceof RegExp && name.test(n.name))) return n;
-  return undefined;
-}
-
-/** Replaces the kids of `under` strictly after `after` (or from the start) and before `before` (or to the end) by one hole. */
-function hole(t, under, holeName, { after, before } = {}) {
-  const u = typeof under === 'string' || under instanceof RegExp ? node(t, under) : under;
-  if (!u) throw new Error(`${series}: no ${under} for ${holeName}`);
-  const match = (n, m) => (m instanceof RegExp ? m.test(n.name) : n.name === m);
-  let a = after ? u.kids.findIndex((n) => match(n, after)) : -1;
-  if (after && a < 0) a = -1;
-  let b = before ? u.kids.findIndex((n, i) => i > a && match(n, before)) : u.kids.length;
-  if (b < 0) b = u.kids.length;
-  const cut = u.kids.slice(a + 1, b);
-  u.kids.splice(a + 1, b - a - 1, { name: holeName, kids: [] });
-  return cut;
-}
-
-/** Replaces a node (found by name) with a hole. */
-function replace(t, name, holeName) {
-  for (const n of walk(t)) {
-    const i = n.kids.findIndex((k) => k.name === name);
-    if (i >= 0) {
-      const old = n.kids[i];
-      n.kids[i] = { name: holeName, kids: [] };
-      return old;
-    }
-  }
-  throw new Error(`${series}: no ${name} to replace by ${holeName}`);
-}
-
-function flag(t, names, f) {
-  for (const n of walk(t)) if (names.includes(n.name)) n.flag = f;
-}
+const { graph, find } = openCapture(dir);
 
 // --- blocks -----------------------------------------------------------------------
 
@@ -393,24 +251,6 @@ block('fop:tracing_buffers_poll', ['$op', { name: '__pollwait', kids: [{ name: '
 }
 
 // --- output ----------------------------------------------------------------------
-
-function key(n) {
-  return `${n.flag ?? ''}${n.name}(${n.kids.map(key).join(',')})`;
-}
-
-/** Serializes kids, folding runs of identical siblings into `name *N`. */
-function emit(kids, depth, out) {
-  for (let i = 0; i < kids.length; ) {
-    const k = typeof kids[i] === 'string' ? { name: kids[i], kids: [] } : kids[i];
-    let j = i + 1;
-    const kk = key(k);
-    while (j < kids.length && typeof kids[j] !== 'string' && key(kids[j]) === kk) j++;
-    const rep = j - i;
-    out.push(`${'  '.repeat(depth)}${k.flag ? `[${k.flag}] ` : ''}${k.name}${rep > 1 ? ` *${rep}` : ''}`);
-    emit(k.kids, depth + 1, out);
-    i = j;
-  }
-}
 
 const out = [`# Call trees of Linux ${series} (tools/kernel-paths/build.mjs from a real kernel's function_graph traces)`];
 for (const [name, kids] of blocks) {
