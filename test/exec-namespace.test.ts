@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { filesystemOptions, parseHelperArgs, planHelper } from '../src/fuse/mount_helper.js';
 import { type HostFacts, isTraceMount, parseMountinfo, planNamespace } from '../src/fuse/namespace.js';
+import { mountOfPath } from '../src/kernel/mountinfo.js';
 import { sbinShims } from '../src/fuse/ns_shims.js';
 
 const MOUNTINFO = [
@@ -35,9 +36,16 @@ const shim = { release: '7.2.13+deb14-amd64', nsHelper: "'node' 'cli.js' ns-help
 const spec = { tracefs: '/work/repo/mount', debugfs: '/run/emu/debugfs', views: { '/proc/kallsyms': '/run/emu/kallsyms' }, controlSocket: '/run/emu/ctl' };
 
 describe('mountinfo', () => {
+  it('finds the mount a path is on (the longest mount point above it)', () => {
+    const m = parseMountinfo(MOUNTINFO);
+    expect(mountOfPath(m, '/sys/kernel/debug/tracing/trace')?.dev).toBe('0:12');
+    expect(mountOfPath(m, '/sys/kernel/debugx')?.mountPoint).toBe('/sys');
+    expect(mountOfPath(m, '/etc/passwd')).toMatchObject({ mountPoint: '/', fstype: 'ext4', source: '/dev/vda' });
+  });
+
   it('parses mount points (unescaped), types and sources', () => {
     const m = parseMountinfo(MOUNTINFO);
-    expect(m[5]).toEqual({ mountPoint: '/work/other mount', fstype: 'fuse.tracefs', source: 'tracefs' });
+    expect(m[5]).toEqual({ mountPoint: '/work/other mount', fstype: 'fuse.tracefs', source: 'tracefs', options: 'rw,nosuid,nodev,relatime,rw,user_id=0,group_id=0', dev: '0:50' });
     expect(m.filter(isTraceMount).map((e) => e.mountPoint)).toEqual([
       '/sys/kernel/tracing',
       '/sys/kernel/debug',
@@ -108,6 +116,18 @@ describe('the exec namespace plan', () => {
     // One emulated CPU: the host's cpu1 shows offline.
     const p1 = planNamespace({ ...spec, cpus: 1 }, facts(), '/rt', shim);
     expect(p1.files.find((f) => f.path === 'shadow/sys/devices/system/cpu/cpu1/online')?.content).toBe('0\n');
+  });
+
+  it('runs the command under the syscall watcher when the daemon has a FIFO: calls on what it serves are not reported', () => {
+    const live = { ...spec, liveViews: '/run/emu/proc', eventsFifo: '/run/emu/events', views: { ...spec.views, '/proc/version': '/run/emu/proc/proc_version' } };
+    const p = planNamespace(live, facts(), '/rt', shim, [], '/opt/emu/syscall_watch');
+    const l = p.script.split('\n');
+    expect(l[l.length - 2]).toBe("exec '/opt/emu/syscall_watch' '/run/emu/events' --served '/sys/kernel/tracing' --served '/sys/kernel/debug/tracing' --served '/sys/kernel/debug' --served '/proc/version' -- \"$@\"");
+    // without a FIFO or without the program: the command itself, with a warning for the missing program
+    expect(planNamespace(spec, facts(), '/rt', shim, [], '/opt/emu/syscall_watch').script).toMatch(/\nexec "\$@"\n$/);
+    const noProg = planNamespace(live, facts(), '/rt', shim);
+    expect(noProg.script).toMatch(/\nexec "\$@"\n$/);
+    expect(noProg.warnings.some((w) => /syscall_watch/.test(w))).toBe(true);
   });
 
   it('puts the helpers over /sbin and first in PATH, with gawk as awk', () => {

@@ -7,6 +7,7 @@ interface ExecCliArgs {
   debugfs?: string;
   kallsyms?: string;
   control?: string;
+  watch?: boolean;
   '--'?: string[];
 }
 
@@ -21,12 +22,13 @@ export const execCommand: CommandModule<object, ExecCliArgs> = {
       .option('debugfs', { type: 'string', hidden: true, describe: "debugfs mount to use instead of the daemon's" })
       .option('kallsyms', { type: 'string', hidden: true, describe: "file to show as /proc/kallsyms instead of the daemon's" })
       .option('control', { type: 'string', hidden: true, describe: "control socket instead of the daemon's" })
+      .option('watch', { type: 'boolean', default: true, describe: 'show the emulated kernel the system calls the command makes outside the mount (opens, chdir, symlink; through seccomp): --no-watch leaves them unseen' })
       .example('$0 exec -- sh -c "cat /sys/kernel/tracing/trace"', 'a shell command against ./mount')
       .example('$0 exec --mount /tmp/t -- perf ftrace -a sleep 1', 'a tracing tool against /tmp/t') as unknown as Argv<ExecCliArgs>,
   handler: async (a) => {
     const command = (a['--'] ?? []).map(String);
     if (command.length === 0) throw new Error('exec: give the command after --');
-    process.exitCode = await runExec({ mount: a.mount, command, debugfs: a.debugfs, kallsyms: a.kallsyms, control: a.control });
+    process.exitCode = await runExec({ mount: a.mount, command, debugfs: a.debugfs, kallsyms: a.kallsyms, control: a.control, watch: a.watch });
   },
 };
 

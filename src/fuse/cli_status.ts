@@ -31,9 +31,9 @@ export async function status(): Promise<MountStatus[]> {
   const out = await Promise.all(readStates().map(statusOf));
   const known = new Set(out.map((s) => s.mountpoint));
   for (const m of mounts()) {
-    if (m.fstype !== 'fuse.tracefs' || known.has(m.mountpoint)) continue;
-    known.add(m.mountpoint);
-    out.push({ mountpoint: m.mountpoint, state: 'unknown' });
+    if (m.fstype !== 'fuse.tracefs' || known.has(m.mountPoint)) continue;
+    known.add(m.mountPoint);
+    out.push({ mountpoint: m.mountPoint, state: 'unknown' });
   }
   return out.sort((a, b) => a.mountpoint.localeCompare(b.mountpoint));
 }

@@ -64,7 +64,10 @@ export async function serve(o: ServeOptions): Promise<Served> {
   const mountpoint = resolve(o.dir);
   await checkPrevious(mountpoint);
   const tracefsOpts = parseTracefsOptions(o.tracefsOptions ?? '');
-  const emulator = createEmulator({ ...o.emulator, sb: { uid: 0, gid: 0 } });
+  const paths = statePaths(mountpoint);
+  ensureStateDir();
+  // Processes run by `exec` report their system calls outside the mount through this FIFO.
+  const emulator = createEmulator({ ...o.emulator, sb: { uid: 0, gid: 0 }, eventsFifo: paths.events });
   applyMountOptions(emulator.fs.root, emulator.fs.sb, tracefsOpts, false);
 
   const mount = await mountTracefs(emulator.fs, mountpoint, { fuseOptions: o.fuseOptions, autoUnmount: o.autoUnmount, log });
@@ -73,8 +76,6 @@ export async function serve(o: ServeOptions): Promise<Served> {
     await mount.unmount().catch(() => {});
     throw e;
   });
-  const paths = statePaths(mountpoint);
-  ensureStateDir();
   const state: MountState = {
     mountpoint,
     pid: process.pid,

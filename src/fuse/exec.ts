@@ -64,6 +64,8 @@ export interface ExecArgs {
   debugfs?: string;
   kallsyms?: string;
   control?: string;
+  /** Report the command's system calls outside the mount to the emulated kernel (default true). */
+  watch?: boolean;
 }
 
 export async function namespaceSpecFor(args: Pick<ExecArgs, 'mount' | 'debugfs' | 'kallsyms' | 'control'>): Promise<NamespaceSpec> {
@@ -85,7 +87,7 @@ export async function runExec(args: ExecArgs, opts: Partial<ExecOptions> = {}): 
   if (process.getuid?.() !== 0) throw new Error('exec: needs root (it makes a mount namespace and bind mounts in it)');
   const spec = await namespaceSpecFor(args);
   const cliDir = fileURLToPath(new URL('..', import.meta.url));
-  return execInNamespace(spec, args.command, { nsHelper: nsHelperCommand(), ...opts, keep: [cliDir, ...(opts.keep ?? [])] });
+  return execInNamespace(spec, args.command, { nsHelper: nsHelperCommand(), ...(args.watch === false ? { watcher: false } : {}), ...opts, keep: [cliDir, ...(opts.keep ?? [])] });
 }
 
 /** `tracefs-emu ns-helper TOOL ARGS…`: the programs the namespace runs through node. */

@@ -2,41 +2,20 @@
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-
-export interface MountEntry {
-  mountpoint: string;
-  fstype: string;
-  source: string;
-  options: string;
-}
-
-function unescape(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-}
+import { type MountInfo, parseMountinfo } from '../kernel/mountinfo.js';
 
 /** Mounts of this process's mount namespace (/proc/self/mountinfo). */
-export function mounts(): MountEntry[] {
-  let text: string;
+export function mounts(): MountInfo[] {
   try {
-    text = readFileSync('/proc/self/mountinfo', 'utf8');
+    return parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'));
   } catch {
     return [];
   }
-  const out: MountEntry[] = [];
-  for (const line of text.split('\n')) {
-    if (!line) continue;
-    const [pre, post] = line.split(' - ');
-    if (!pre || !post) continue;
-    const f = pre.split(' ');
-    const [fstype, source, superOpts] = post.split(' ');
-    out.push({ mountpoint: unescape(f[4] ?? ''), fstype: fstype ?? '', source: unescape(source ?? ''), options: `${f[5] ?? ''},${superOpts ?? ''}` });
-  }
-  return out;
 }
 
 /** The topmost mount at `dir` (an absolute, resolved path), if any. */
-export function mountAt(dir: string): MountEntry | undefined {
-  const all = mounts().filter((m) => m.mountpoint === dir);
+export function mountAt(dir: string): MountInfo | undefined {
+  const all = mounts().filter((m) => m.mountPoint === dir);
   return all[all.length - 1];
 }
 

@@ -18,6 +18,8 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { type MountInfo, parseMountinfo } from '../kernel/mountinfo.js';
+import { nativeHelper } from '../kernel/native_helper.js';
 import { binShims, sbinShims, type ShimContext, shq } from './ns_shims.js';
 
 export interface NamespaceSpec {
@@ -35,6 +37,8 @@ export interface NamespaceSpec {
   release?: string;
   /** The emulated kernel's CPU count: the cpuN/online files shown follow it. */
   cpus?: number;
+  /** The daemon's FIFO for system calls the command makes outside the mount (native/seccomp/syscall_watch.c). */
+  eventsFifo?: string;
 }
 
 /** The emulated kernel's tracing sysctls, shadowed with these defaults unless the daemon serves them. */
@@ -80,27 +84,10 @@ export function hostShadows(facts: HostFacts, cpus?: number): Record<string, str
 export const TRACEFS_TARGETS = ['/sys/kernel/tracing', '/sys/kernel/debug/tracing'];
 export const DEBUGFS_TARGET = '/sys/kernel/debug';
 
-export interface MountEntry {
-  mountPoint: string;
-  fstype: string;
-  source: string;
-}
+/** A mount as the namespace plan needs it. */
+export type MountEntry = Pick<MountInfo, 'mountPoint' | 'fstype' | 'source'>;
 
-/** octal escapes of /proc/self/mountinfo (\040 for a space, …). */
-function unescapeMount(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
-}
-
-export function parseMountinfo(text: string): MountEntry[] {
-  const out: MountEntry[] = [];
-  for (const line of text.split('\n')) {
-    const f = line.split(' ');
-    const sep = f.indexOf('-');
-    if (f.length < 7 || sep < 6) continue;
-    out.push({ mountPoint: unescapeMount(f[4]), fstype: f[sep + 1], source: unescapeMount(f[sep + 2] ?? '') });
-  }
-  return out;
-}
+export { parseMountinfo };
 
 /** A mount a tool could take for tracefs or debugfs: the kernel's, or an emulator's (fuse.tracefs). */
 export function isTraceMount(m: MountEntry): boolean {
@@ -154,9 +141,11 @@ function existingAncestor(path: string, facts: HostFacts): string {
 
 /**
  * The set-up script and files of a namespace. `keep`: paths the command needs
- * (its cwd, the CLI), whose mounts are never taken away.
+ * (its cwd, the CLI), whose mounts are never taken away. `watcher`: the
+ * syscall_watch program, which runs the command when the daemon has a FIFO
+ * for what it reports.
  */
-export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: string, shim: Omit<ShimContext, 'gawk'>, keep: string[] = []): NamespacePlan {
+export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: string, shim: Omit<ShimContext, 'gawk'>, keep: string[] = [], watcher?: string): NamespacePlan {
   const warnings: string[] = [];
   const files: NamespacePlan['files'] = [];
   const sh: string[] = [
@@ -281,8 +270,15 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     `  echo "tracefs-emu exec: no overlay on ${facts.sbin}: mount -o remount of tracefs will not reach the emulator" >&2`,
     'PATH="$R/bin:$PATH"; export PATH',
     'unset n o e t R PROC_DEV SYS_DEV',
-    'exec "$@"',
   );
+  if (watcher && spec.eventsFifo) {
+    // What the daemon serves is seen as FUSE requests: only calls elsewhere are reported (and every chdir).
+    const served = [...TRACEFS_TARGETS, DEBUGFS_TARGET, ...[...views].filter(([, src]) => spec.liveViews && src.startsWith(`${spec.liveViews}/`)).map(([t]) => t)];
+    sh.push(`exec ${shq(watcher)} ${shq(spec.eventsFifo)} ${served.map((p) => `--served ${shq(p)}`).join(' ')} -- "$@"`);
+  } else {
+    if (spec.eventsFifo) warnings.push('no syscall_watch program (a C compiler builds it): system calls outside the mount are not seen');
+    sh.push('exec "$@"');
+  }
   return { script: sh.join('\n') + '\n', files, warnings };
 }
 
@@ -305,6 +301,11 @@ function readOr(path: string, dflt = ''): string {
   } catch {
     return dflt;
   }
+}
+
+/** native/seccomp/syscall_watch.c, built if needed. */
+export function syscallWatcher(): string | undefined {
+  return nativeHelper('seccomp', 'syscall_watch');
 }
 
 export function hostFacts(): HostFacts {
@@ -361,6 +362,8 @@ export interface ExecOptions {
   onSpawn?: (pid: number) => void;
   /** Paths the command needs besides its cwd (their mounts stay). */
   keep?: string[];
+  /** The syscall_watch program, or false to leave the command's system calls outside the mount unseen. */
+  watcher?: string | false;
   /** stdio of the command (default inherit); 'pipe' hands stdout and stderr to the callbacks. */
   stdio?: 'inherit' | 'pipe';
   onStdout?: (chunk: Buffer) => void;
@@ -383,6 +386,7 @@ export async function execInNamespace(spec: NamespaceSpec, argv: string[], opts:
       runtime,
       { release: spec.release ?? readOr('/proc/sys/kernel/osrelease').trim(), nsHelper: opts.nsHelper, controlSocket: spec.controlSocket },
       [real(opts.cwd ?? process.cwd()), runtime, ...(opts.keep ?? [])],
+      opts.watcher === false ? undefined : (opts.watcher ?? syscallWatcher()),
     );
     if (/tracefs|debugfs/.test(runtime)) warn(`the runtime directory ${runtime} names tracefs: set TRACEFS_EMU_RUNTIME elsewhere`);
     for (const w of plan.warnings) warn(w);

@@ -56,9 +56,10 @@ export interface NamespaceViews {
 
 let served: DaemonInfo | undefined;
 
-registerControlCommand('namespace', 'what `exec` binds in its namespace: the debugfs mount, system file views, this socket', (_args, ctx) => ({
+registerControlCommand('namespace', 'what `exec` binds in its namespace: the debugfs mount, system file views, this socket, the FIFO its processes report system calls to', (_args, ctx) => ({
   ...served,
   controlSocket: ctx.state.socket,
+  eventsFifo: ctx.emulator.kernel.eventsFifoPath,
 }));
 
 /** Mounts the debugfs and writes the system file views of a daemon's mount. */

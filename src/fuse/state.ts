@@ -48,11 +48,13 @@ export interface StatePaths {
   pid: string;
   socket: string;
   log: string;
+  /** The FIFO watched processes report their system calls to (`exec`). */
+  events: string;
 }
 
 export function statePaths(mountpoint: string, dir = stateDir()): StatePaths {
   const k = join(dir, mountKey(mountpoint));
-  return { json: `${k}.json`, pid: `${k}.pid`, socket: `${k}.sock`, log: `${k}.log` };
+  return { json: `${k}.json`, pid: `${k}.pid`, socket: `${k}.sock`, log: `${k}.log`, events: `${k}.events` };
 }
 
 export function ensureStateDir(dir = stateDir()): string {
@@ -71,7 +73,7 @@ export function writeState(st: MountState, pidFile?: string): void {
 /** Removes a mount's state files (not its log). */
 export function removeState(mountpoint: string, pidFile?: string): void {
   const p = statePaths(mountpoint);
-  for (const f of [p.json, p.pid, p.socket, pidFile]) if (f) rmSync(f, { force: true });
+  for (const f of [p.json, p.pid, p.socket, p.events, pidFile]) if (f) rmSync(f, { force: true });
 }
 
 export function readState(mountpoint: string): MountState | undefined {

@@ -9,13 +9,14 @@ import type { Btf } from './btf.js';
 import type { Caller } from './caller.js';
 import { loadCallPaths, type CallPaths } from './call_paths.js';
 import type { CallSites } from './call_sites.js';
-import { startProcEvents, type ProcEvents } from './cn_proc.js';
 import { Clock } from './clock.js';
 import type { ExecContext } from './context.js';
 import { Cpu, execContext } from './cpu.js';
 import type { FuncProto } from './ctypes.js';
 import { Executor } from './executor.js';
 import { makeFnHooks, type HookHost } from './fn_hooks.js';
+import { startHostEvents, type HostEvents } from './host_events.js';
+import { HostSyscalls } from './host_syscalls.js';
 import { FunctionSampler } from './function_sampler.js';
 import type { InsnModel } from './insn_model.js';
 import { loadCallSites, loadInsnModel, loadKprobeBlacklist, loadModuleTypes, loadSymbols, loadTypes, type SymbolSource } from './kernel_symbols.js';
@@ -35,6 +36,7 @@ import { DEFAULT_SERIES, type Series } from './series.js';
 import type { KallsymsTable } from './symbol_table.js';
 import type { KernelFunction } from './symbols.js';
 import type { Syscall } from './syscall.js';
+import { SyscallEntry } from './syscall_entry.js';
 import { SyscallPaths } from './syscall_paths.js';
 import { TASK_STATE_BITS, type Task } from './task.js';
 import { TaskTable } from './tasks.js';
@@ -71,6 +73,12 @@ export interface KernelOptions {
   proc?: ProcSource | false;
   /** Follow every process's fork/exec/exit through the kernel's proc connector (root only; the daemon turns it on). */
   procEvents?: boolean;
+  /**
+   * A FIFO to make at this path, where `tracefs-emu exec`'s watcher reports
+   * the system calls its processes make outside the mount (host_syscalls.ts);
+   * read with the process events, in the order they were written.
+   */
+  eventsFifo?: string;
   /**
    * Run the kernel paths of system calls on the mount (sys_enter/sys_exit,
    * do_syscall_64 → ... → the file's f_op, context switches to the caller).
@@ -128,9 +136,15 @@ export class Kernel implements HookHost {
   private activity_?: Activity;
   private readonly activityOpts?: ActivityOptions;
   private readonly syscalls = new SyscallPaths(this);
+  /** What every system call does around its own work (sys_enter/sys_exit, the entry path). */
+  readonly entry = new SyscallEntry(this);
+  /** System calls watched processes make on the machine's other files. */
+  readonly hostSyscalls = new HostSyscalls(this);
   private tpEnabled = { generation: -1, inTrees: false, explicit: false };
-  private readonly procSource?: ProcSource;
-  private procEvents?: ProcEvents;
+  /** Where real processes are read from (undefined: no mirroring). */
+  readonly procSource?: ProcSource;
+  private hostEvents?: HostEvents;
+  private readonly eventsFifo?: string;
   private exitTimer?: NodeJS.Timeout;
   private readonly siteCache = new Map<number, { real: Map<number, number>; indirect: number[]; next: number; assigned: Map<number, number> }>();
   private readonly mms = new Map<number, UserMm>();
@@ -150,10 +164,11 @@ export class Kernel implements HookHost {
     this.procs = new ProcessPaths(this);
     this.procSource = opts.proc === false ? undefined : (opts.proc ?? new HostProcSource());
     this.mirror = new ProcessMirror(this, this.procSource);
+    this.eventsFifo = opts.eventsFifo;
     const a = opts.activity;
     const rate = typeof a === 'number' ? a : a === false || a === undefined ? 0 : (a.rate ?? 1);
     if (rate > 0) this.activityOpts = { rate };
-    if (rate > 0 || opts.procEvents) this.start(opts.procEvents ?? false);
+    if (rate > 0 || opts.procEvents || opts.eventsFifo) this.start(opts.procEvents ?? false);
   }
 
   // --- what the kernel is made of (loaded on first use, shared by every kernel of the process)
@@ -275,27 +290,34 @@ export class Kernel implements HookHost {
 
   // --- running
 
-  /** Starts the kernel's own life: background activity, exit checks, process events. */
+  /** Starts the kernel's own life: background activity, exit checks, process events and watched system calls. */
   start(procEvents = false): void {
     this.activity?.start();
     if (this.procSource && !this.exitTimer) {
       this.exitTimer = setInterval(() => this.mirror.checkExits(), 1000);
       this.exitTimer.unref();
     }
-    if (procEvents && !this.procEvents) this.procEvents = startProcEvents(this.mirror);
+    if ((procEvents || this.eventsFifo) && !this.hostEvents) {
+      this.hostEvents = startHostEvents({ mirror: this.mirror, syscalls: this.hostSyscalls }, { procEvents, fifo: this.eventsFifo });
+    }
   }
 
-  /** Process events the host reported and the mirror has not seen yet: handled now. */
+  /** Where watched processes report their system calls (undefined when nobody can). */
+  get eventsFifoPath(): string | undefined {
+    return this.hostEvents?.fifo;
+  }
+
+  /** Process events and system calls the host reported and the kernel has not seen yet: handled now, in their order. */
   drainProcEvents(): void {
-    this.procEvents?.drain();
+    this.hostEvents?.drain();
   }
 
   stop(): void {
     this.activity_?.stop();
     if (this.exitTimer) clearInterval(this.exitTimer);
     this.exitTimer = undefined;
-    this.procEvents?.stop();
-    this.procEvents = undefined;
+    this.hostEvents?.stop();
+    this.hostEvents = undefined;
   }
 
   /**
@@ -360,6 +382,11 @@ export class Kernel implements HookHost {
    */
   syscall<T>(caller: Caller, call: Syscall, body: (task: Task) => T): T {
     return this.syscalls.run(caller, call, body);
+  }
+
+  /** Whether a task is inside a system call on the mount now (sleeping in one: it makes no other). */
+  syscallBusy(task: Task): boolean {
+    return this.syscalls.isBusy(task);
   }
 
   /**

@@ -56,6 +56,8 @@ export class ProcessMirror {
     if (cwd === undefined) return undefined;
     const before = t.cwd;
     t.cwd = cwd;
+    // A watched process's chdir() was reported when it made it.
+    if (t.syscallsWatched) return undefined;
     return before !== undefined && before !== cwd ? cwd : undefined;
   }
 
@@ -109,6 +111,8 @@ export class ProcessMirror {
     if (info.priority !== undefined && info.priority >= -100 && info.priority < 40) t.prio = info.priority + 100;
     t.state = fresh ? 'R' : 'S';
     const leader = info.tgid !== info.pid ? this.h.tasks.process(info.tgid) : undefined;
+    // A watched process's children are watched too (the seccomp filter is inherited).
+    if (fresh && parent) t.syscallsWatched = parent.syscallsWatched;
     this.h.tasks.add(t);
     this.h.attachMm(t, leader ?? (fresh && parent && info.tgid === parent.tgid ? parent : undefined));
     return t;

@@ -4,6 +4,7 @@
  * exec that changes the comm, an exit, a reused pid).
  */
 import { accessSync, closeSync, constants, openSync, readFileSync, readlinkSync, readSync } from 'node:fs';
+import { type MountInfo, parseMountinfo } from './mountinfo.js';
 import type { ProcInfo } from './task.js';
 
 export interface ProcSource {
@@ -13,6 +14,8 @@ export interface ProcSource {
   exe(pid: number): string | undefined;
   /** readlink /proc/PID/cwd: undefined when unknown. */
   cwd(pid: number): string | undefined;
+  /** /proc/PID/mountinfo: the mounts the process sees (undefined when unknown). */
+  mounts?(pid: number): readonly MountInfo[] | undefined;
   /** Start time (clock ticks since host boot) of processes that count as started with the emulator: older ones existed at "boot". */
   readonly bootTicks: number;
 }
@@ -180,12 +183,37 @@ export class HostProcSource implements ProcSource {
       return undefined;
     }
   }
+
+  /** Mount tables by mount namespace, re-read at most once a second (they rarely change). */
+  private readonly mountTables = new Map<string, { at: number; mounts: readonly MountInfo[] }>();
+
+  mounts(pid: number): readonly MountInfo[] | undefined {
+    let ns: string;
+    try {
+      ns = readlinkSync(`${this.root}/${pid}/ns/mnt`);
+    } catch {
+      return undefined;
+    }
+    const now = Date.now();
+    const c = this.mountTables.get(ns);
+    if (c && now - c.at < 1000) return c.mounts;
+    try {
+      const mounts = parseMountinfo(readFileSync(`${this.root}/${pid}/mountinfo`, 'utf8'));
+      if (this.mountTables.size > 64) this.mountTables.clear();
+      this.mountTables.set(ns, { at: now, mounts });
+      return mounts;
+    } catch {
+      return c?.mounts;
+    }
+  }
 }
 
 /** A scripted /proc for tests: set what each pid shows; delete to make it exit. */
 export class FakeProcSource implements ProcSource {
   readonly procs = new Map<number, ProcInfo & { exe?: string; cwd?: string }>();
   bootTicks = 1000;
+  /** What every process sees as its mounts. */
+  mountTable: MountInfo[] = [{ mountPoint: '/', fstype: 'ext4', source: '/dev/vda1', options: 'rw', dev: '254:1' }];
 
   set(info: Partial<ProcInfo> & { pid: number; comm: string; exe?: string; cwd?: string }): void {
     this.procs.set(info.pid, { tgid: info.pid, ppid: 1, cpu: 0, startTime: this.bootTicks + 1, ...info });
@@ -202,5 +230,9 @@ export class FakeProcSource implements ProcSource {
 
   cwd(pid: number): string | undefined {
     return this.procs.get(pid)?.cwd;
+  }
+
+  mounts(): readonly MountInfo[] {
+    return this.mountTable;
   }
 }

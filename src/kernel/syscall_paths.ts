@@ -72,6 +72,10 @@ export class SyscallPaths {
 
   constructor(private readonly k: Kernel) {}
 
+  isBusy(task: Task): boolean {
+    return this.busy.has(task);
+  }
+
   run<T>(caller: Caller, sc: Syscall, body: (task: Task) => T): T {
     // What processes did before this call (a fork, an exit) happens first.
     this.k.drainProcEvents();
@@ -165,7 +169,7 @@ export class SyscallPaths {
     if (sc.file && sc.name !== 'openat') {
       open = this.stateOf(task, sc, sc.file);
       dentry = open.kfile.dentry;
-      this.fileEnv(env, open.kfile);
+      k.entry.fileEnv(env, open.kfile);
     }
     const names: FopNames = { ...DEFAULT_FOPS, ...(tracefsFops(sc.path, k.series) ?? {}), ...(open?.names ?? sc.node?.fops?.names ?? {}) };
     if (sc.name === 'getdents64') names.iterate ??= /(^|\/)events(\/|$)/.test(sc.path) ? 'eventfs_iterate' : 'dcache_readdir';
@@ -231,19 +235,14 @@ export class SyscallPaths {
     if (sc.name === 'openat' || sc.name === 'newfstatat' || sc.name === 'mkdir' || sc.name === 'rmdir' || sc.name === 'fchownat' || sc.name === 'fchmodat') {
       env.filename = args[sc.name === 'mkdir' || sc.name === 'rmdir' ? 0 : 1];
       env.pathname = env.filename;
-      env['struct filename'] = this.kernelFilename(sc.path);
+      env['struct filename'] = k.entry.kernelFilename(this.userPath(sc.path));
     }
     if (sc.name === 'mkdir' || sc.name === 'rmdir') {
       const name = sc.path.split('/').filter(Boolean).pop() ?? '';
       env.name = k.kmem.kstr(name);
     }
 
-    // sys_enter, as syscall_trace_enter fires it.
-    k.tracepoints.fire('sys_enter', k.context(task), {
-      id: nr,
-      args: [...args, 0n, 0n, 0n, 0n, 0n, 0n].slice(0, 6),
-      user: (i: number, max: number) => this.readUser(task, args[i] ?? 0n, max),
-    });
+    k.entry.sysEnter(task, nr, args);
 
     const ctx: RunCtx = { task, env, flags, holes: {} };
     let ran = false;
@@ -365,7 +364,7 @@ export class SyscallPaths {
         const d = dentry ?? k.vfs.dentry(sc.path, node);
         const st: OpenState = { kfile: k.vfs.openFile(d, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, k.series)), this.allocFd(task)), names: node?.fops?.names };
         open = st;
-        this.fileEnv(env, st.kfile);
+        k.entry.fileEnv(env, st.kfile);
         Object.assign(names, DEFAULT_FOPS, tracefsFops(sc.path, k.series) ?? {}, st.names ?? {});
         return fopHole('open')(c, px);
       },
@@ -394,11 +393,8 @@ export class SyscallPaths {
       }
       this.busy.delete(task);
       const ret = ctx.err ? BigInt(-ctx.err.errno) : BigInt.asIntN(64, ctx.ret ?? 0n);
-      k.tracepoints.fire('sys_exit', k.context(task), { id: nr, ret });
-      this.exitWork(task);
+      k.entry.sysExit(task, nr, ret);
       this.bookkeep(task, sc, result, open);
-      task.preemptCount &= ~0xff;
-      task.irqsOff = 0;
       // Failed before the operation ran (the path walk): the operation fails the same way, in its own form (a rejected promise).
       if (ctx.err && !ran) return body(task);
       if (ctx.err) throw ctx.err.error;
@@ -406,43 +402,17 @@ export class SyscallPaths {
     };
     const fail = (e: unknown): never => {
       this.busy.delete(task);
-      task.preemptCount &= ~0xff;
-      task.irqsOff = 0;
+      k.entry.leave(task);
       throw e;
     };
     let r: void | Promise<unknown>;
     try {
-      r = deep ? this.enter(task, nodes, ctx, args) : undefined;
+      r = deep ? k.entry.enter(task, nodes, ctx, args) : undefined;
     } catch (e) {
       return fail(e);
     }
     if (r instanceof Promise) return r.then(finish, fail) as T;
     return finish();
-  }
-
-  /** entry_SYSCALL_64 → do_syscall_64 → x64_sys_call → (jumps to) __x64_sys_<name> → ... */
-  private enter(task: Task, nodes: readonly PathNode[], ctx: RunCtx, args: bigint[]): void | Promise<unknown> {
-    const k = this.k;
-    const run = k.runner;
-    const regs = k.userRegs(task, args);
-    ctx.env.regs = regs;
-    ctx.env['struct pt_regs'] = regs;
-    const inner = (px: Call | undefined): void | Promise<unknown> => run.run(nodes, ctx, px);
-    const sysCall = run.fn('x64_sys_call');
-    const doSys = run.fn('do_syscall_64');
-    const viaSysCall = (px: Call | undefined): Value | void | Promise<unknown> => (sysCall ? run.call(sysCall, (x) => inner(x) as never, ctx, px) : inner(px));
-    const r = doSys ? run.call(doSys, (x) => viaSysCall(x) as never, ctx, undefined) : viaSysCall(undefined);
-    return r instanceof Promise ? r : undefined;
-  }
-
-  /** Return to user space: the exit work the real kernel traces after every call. */
-  private exitWork(task: Task): void {
-    const run = this.k.runner;
-    const ctx: RunCtx = { task, env: {}, flags: new Set(), holes: {} };
-    for (const n of ['syscall_exit_to_user_mode_prepare', 'fpregs_assert_state_consistent']) {
-      const fn = run.fn(n);
-      if (fn?.traceable) void run.call(fn, [], ctx, undefined);
-    }
   }
 
   private baseEnv(task: Task): PathEnv {
@@ -461,58 +431,9 @@ export class SyscallPaths {
     };
   }
 
-  private fileEnv(env: PathEnv, f: KFile): void {
-    const st = this.k.structs;
-    env.file = f.addr;
-    env.filp = f.addr;
-    env['struct file'] = f.addr;
-    env.dentry = f.dentry.addr;
-    env['struct dentry'] = f.dentry.addr;
-    env.inode = f.dentry.inode;
-    env['struct inode'] = f.dentry.inode;
-    env['struct path'] = st.addrOf(f.addr, 'file', 'f_path') ?? 0n;
-    env.path = env['struct path'];
-    env.pos = st.addrOf(f.addr, 'file', 'f_pos') ?? 0n;
-    env.ppos = env.pos;
-  }
-
-  private readonly filenames = new Map<string, bigint>();
-
-  /** struct filename: the kernel's copy of a path the process passed (one per path: names_cache objects are reused). */
-  private kernelFilename(path: string): bigint {
-    let addr = this.filenames.get(path);
-    if (addr === undefined) {
-      const k = this.k;
-      addr = k.kmem.cacheAlloc('names_cache', 4096);
-      const iname = k.structs.field('filename', 'iname');
-      const text = this.userPath(path);
-      if (iname && text.length < 4000) {
-        k.kmem.space.writeCString(addr + BigInt(iname.offset), text);
-        k.structs.set(addr, 'filename', 'name', addr + BigInt(iname.offset));
-      } else k.structs.set(addr, 'filename', 'name', k.kmem.kstr(text));
-      if (this.filenames.size > 512) {
-        // Forget the oldest copies, and give their objects back to names_cache.
-        for (const a of this.filenames.values()) k.kmem.free(a);
-        this.filenames.clear();
-      }
-      this.filenames.set(path, addr);
-    }
-    return addr;
-  }
-
   /** The path as the process wrote it (relative to its cwd when that is the mount root). */
   private userPath(path: string): string {
     return path === '' ? this.k.mountPoint : `${this.k.mountPoint}/${path}`;
-  }
-
-  private readUser(task: Task, addr: bigint, max: number): Uint8Array | undefined {
-    const mm = task.mm;
-    if (!mm) return undefined;
-    for (let n = max; n > 0; n = n >> 1) {
-      const b = mm.read(addr, n);
-      if (b) return b;
-    }
-    return undefined;
   }
 
   /** What the call returns to user space on success. */

@@ -63,6 +63,8 @@ export class Task {
   lastSyscallNs = 0;
   /** The working directory last seen (mirrored processes): a change means the process called chdir() meanwhile. */
   cwd: string | undefined;
+  /** Its system calls outside the mount are reported as they happen (`tracefs-emu exec`'s watcher): chdir() included. */
+  syscallsWatched = false;
   /** Set once do_exit has run. */
   exited = false;
   /** An exec inferred from a changed comm that a later exec notification must not repeat. */

@@ -1,13 +1,16 @@
 /**
- * The VFS objects of the tracefs mount in emulated kernel memory: its
- * super_block and mount, a dentry and inode for every path touched, a struct
- * file for every open, all laid out with the kernel's BTF so that
+ * The VFS objects of a mount in emulated kernel memory: its super_block and
+ * mount, a dentry and inode for every path touched, a struct file for every
+ * open, all laid out with the kernel's BTF so that
  * `file->f_path.dentry->d_name.name`, `%pd` and `%pD` give the real names.
+ * The tracefs mount has one (TracefsVfs); files of the machine that watched
+ * processes open elsewhere get one per filesystem (host_syscalls.ts).
  */
 import type { KernelMemory } from './kmem.js';
 import type { KStructs } from './kstruct.js';
 
 export const TRACEFS_MAGIC = 0x74726163;
+export const S_IFMT = 0o170000;
 export const S_IFDIR = 0o040000;
 export const S_IFREG = 0o100000;
 
@@ -51,6 +54,23 @@ export interface NodeInfo {
   gid?: number;
 }
 
+/** What a super_block says of its filesystem. */
+export interface FsIdentity {
+  /** s_id and the mount's devname (`tracefs`, `tmpfs`, `/dev/vda1`). */
+  id: string;
+  devname: string;
+  magic: number;
+  /** The file_system_type object's symbol (`trace_fs_type`, `shmem_fs_type`). */
+  fsType?: string;
+  /** The slab cache its inodes come from. */
+  inodeCache: string;
+  rootMode: number;
+  /** s_dev (the kernel's encoding: major << 20 | minor). */
+  dev?: number;
+}
+
+const TRACEFS_FS: FsIdentity = { id: 'tracefs', devname: 'tracefs', magic: TRACEFS_MAGIC, fsType: 'trace_fs_type', inodeCache: 'tracefs_inode_cache', rootMode: S_IFDIR | 0o700 };
+
 /** The kernel's name hash is not ABI: a stable stand-in. */
 function nameHash(s: string): number {
   let h = 0;
@@ -58,7 +78,7 @@ function nameHash(s: string): number {
   return h;
 }
 
-export class TracefsVfs {
+export class MountVfs {
   readonly sb: bigint;
   readonly mount: bigint;
   /** &mount->mnt: what path.mnt points at. */
@@ -72,19 +92,21 @@ export class TracefsVfs {
     private readonly st: KStructs,
     /** Addresses of data symbols (trace_fs_type...), when the symbol table has them. */
     symbolAddr: (name: string) => bigint | undefined,
+    readonly fs: FsIdentity,
   ) {
     this.sb = kmem.cacheAlloc('kmalloc-2k', st.sizeOf('super_block', 1408));
-    st.set(this.sb, 'super_block', 's_magic', TRACEFS_MAGIC);
+    st.set(this.sb, 'super_block', 's_magic', fs.magic);
     st.set(this.sb, 'super_block', 's_blocksize', 4096);
     st.set(this.sb, 'super_block', 's_blocksize_bits', 12);
-    st.set(this.sb, 'super_block', 's_id', 'tracefs');
-    const fsType = symbolAddr('trace_fs_type');
+    st.set(this.sb, 'super_block', 's_id', fs.id.slice(0, 31));
+    if (fs.dev !== undefined) st.set(this.sb, 'super_block', 's_dev', fs.dev);
+    const fsType = fs.fsType ? symbolAddr(fs.fsType) : undefined;
     if (fsType) st.set(this.sb, 'super_block', 's_type', fsType);
     this.mount = kmem.cacheAlloc('mnt_cache', st.sizeOf('mount', 368));
     const mntOff = st.field('mount', 'mnt')?.offset ?? 32;
     this.vfsmount = this.mount + BigInt(mntOff);
-    st.set(this.mount, 'mount', 'mnt_devname', kmem.kstr('tracefs'));
-    this.root = this.makeDentry('/', '', { ino: 1, mode: S_IFDIR | 0o700 }, undefined);
+    st.set(this.mount, 'mount', 'mnt_devname', kmem.kstr(fs.devname));
+    this.root = this.makeDentry('/', '', { ino: 1, mode: fs.rootMode }, undefined);
     st.set(this.sb, 'super_block', 's_root', this.root.addr);
     st.set(this.vfsmount, 'vfsmount', 'mnt_root', this.root.addr);
     st.set(this.vfsmount, 'vfsmount', 'mnt_sb', this.sb);
@@ -162,7 +184,7 @@ export class TracefsVfs {
   private makeDentry(name: string, path: string, node: NodeInfo, parent: KDentry | undefined): KDentry {
     const { st, kmem } = this;
     const addr = kmem.cacheAlloc('dentry', st.sizeOf('dentry', 192));
-    const inode = kmem.cacheAlloc('tracefs_inode_cache', st.sizeOf('inode', 600));
+    const inode = kmem.cacheAlloc(this.fs.inodeCache, st.sizeOf('inode', 600));
     const inline = st.field('dentry', 'd_shortname') ?? st.field('dentry', 'd_iname');
     let nameAddr: bigint;
     if (inline && Buffer.byteLength(name, 'latin1') < inline.size) {
@@ -187,7 +209,7 @@ export class TracefsVfs {
     st.set(inode, 'inode', 'i_ino', node.ino);
     st.set(inode, 'inode', 'i_uid.val', node.uid ?? 0);
     st.set(inode, 'inode', 'i_gid.val', node.gid ?? 0);
-    st.set(inode, 'inode', '__i_nlink', (node.mode & S_IFDIR) === S_IFDIR ? 2 : 1);
+    st.set(inode, 'inode', '__i_nlink', (node.mode & S_IFMT) === S_IFDIR ? 2 : 1);
   }
 
   /** alloc_empty_file + do_dentry_open: a struct file on `dentry`. */
@@ -217,5 +239,12 @@ export class TracefsVfs {
   closeFile(file: KFile): void {
     this.kmem.free(file.addr);
     file.dentry.refs--;
+  }
+}
+
+/** The tracefs mount's objects. */
+export class TracefsVfs extends MountVfs {
+  constructor(kmem: KernelMemory, st: KStructs, symbolAddr: (name: string) => bigint | undefined) {
+    super(kmem, st, symbolAddr, TRACEFS_FS);
   }
 }

@@ -1,0 +1,551 @@
+/*
+ * syscall_watch: runs a command so that tracefs-emu's emulated kernel sees
+ * some of the system calls it (and every process it starts) makes on files
+ * the emulator does not serve: opens of /dev/null, chdir() into a directory,
+ * symlink(). A seccomp filter hands those calls to a supervisor process
+ * (SECCOMP_RET_USER_NOTIF); the supervisor reads their arguments from the
+ * caller's memory, writes one line about each into the daemon's FIFO, and
+ * only then lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE): the
+ * daemon, which drains the FIFO before serving any request, knows of the
+ * call before anything the caller does next.
+ *
+ *   syscall_watch FIFO [--served PATH]... -- CMD [ARG]...
+ *
+ * --served: a directory (or file) whose calls the emulator already sees as
+ * FUSE requests; opens and symlinks there are not reported (chdir is: FUSE
+ * never hears of it).
+ *
+ * Line format, one write(2) each (< PIPE_BUF, so lines of concurrent
+ * supervisors never mix): space-separated numbers, then three tab-separated
+ * strings with \t, \n, \\ and bytes < 0x20 or >= 0x7f escaped as \ooo:
+ *
+ *   S pid nr ret a0 a1 a2 a3 a4 a5 dev ino mode\tstr0\tstr1\tabs\n
+ *
+ *   pid       the calling thread (as in /proc)
+ *   nr        x86_64 system call number
+ *   ret       what the call will most likely return (the call has not run
+ *             yet: an open's fd is the lowest free one, an error is what
+ *             stat() of the path says)
+ *   a0..a5    the raw arguments (openat2: a2 = how->flags, a3 = how->mode)
+ *   dev ino mode  the file the call is on (st_dev as major:minor, st_ino,
+ *             st_mode; 0 0 0 when it does not exist yet)
+ *   str0      the path argument as passed (symlink: the target)
+ *   str1      symlink: the new link's path as passed
+ *   abs       the path the call resolves, absolute (lexical: cwd or dirfd
+ *             joined, "." and ".." folded, symlinks not followed)
+ *
+ * The supervisor leaves the command's session and ignores terminal
+ * signals: if it died, the watched calls would fail with ENOSYS. It exits
+ * when no watched process is left. Without seccomp (or without the FIFO's
+ * reader), the command runs unwatched.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/openat2.h>
+#include <linux/seccomp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NR_OPEN 2
+#define NR_CREAT 85
+#define NR_CHDIR 80
+#define NR_FCHDIR 81
+#define NR_SYMLINK 88
+#define NR_OPENAT 257
+#define NR_SYMLINKAT 266
+#define NR_OPENAT2 437
+
+static const unsigned watched[] = {NR_OPEN, NR_CREAT, NR_CHDIR, NR_FCHDIR, NR_SYMLINK, NR_OPENAT, NR_SYMLINKAT, NR_OPENAT2};
+#define NWATCHED (sizeof(watched) / sizeof(watched[0]))
+
+#define MAX_SERVED 32
+static const char *served[MAX_SERVED];
+static int nserved;
+
+/* ---- the filter ----------------------------------------------------------- */
+
+static int install_filter(void)
+{
+	struct sock_filter f[8 + NWATCHED];
+	unsigned n = 0;
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+	for (unsigned i = 0; i < NWATCHED; i++) {
+		/* Jump to the USER_NOTIF return at the end when equal. */
+		unsigned to_notif = (unsigned)(NWATCHED - 1 - i) + 1;
+		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, watched[i], (unsigned char)to_notif, 0);
+	}
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF);
+	struct sock_fprog prog = {.len = (unsigned short)n, .filter = f};
+	int fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	if (fd < 0 && errno == EACCES) {
+		/* Without CAP_SYS_ADMIN a filter needs no_new_privs. */
+		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+		fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+	}
+	return fd;
+}
+
+/* ---- passing the listener to the supervisor -------------------------------- */
+
+static int send_fd(int sock, int fd)
+{
+	char c = 0, cb[CMSG_SPACE(sizeof(int))];
+	struct iovec io = {&c, 1};
+	struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = cb, .msg_controllen = sizeof(cb)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &m, 0) == 1 ? 0 : -1;
+}
+
+static int recv_fd(int sock)
+{
+	char c, cb[CMSG_SPACE(sizeof(int))];
+	struct iovec io = {&c, 1};
+	struct msghdr m = {.msg_iov = &io, .msg_iovlen = 1, .msg_control = cb, .msg_controllen = sizeof(cb)};
+	if (recvmsg(sock, &m, MSG_CMSG_CLOEXEC) != 1)
+		return -1;
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
+	if (!cm || cm->cmsg_type != SCM_RIGHTS)
+		return -1;
+	int fd;
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
+/* ---- reading the caller ---------------------------------------------------- */
+
+/* A NUL-terminated string from the caller's memory, page by page (a page past its end may be unmapped). */
+static int read_string(pid_t pid, uint64_t addr, char *buf, size_t max)
+{
+	size_t got = 0;
+	if (!addr)
+		return -1;
+	while (got + 1 < max) {
+		size_t room = 4096 - ((addr + got) & 4095);
+		if (room > max - 1 - got)
+			room = max - 1 - got;
+		struct iovec l = {buf + got, room}, r = {(void *)(uintptr_t)(addr + got), room};
+		ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+		if (n <= 0)
+			return got ? 0 : -1;
+		char *z = memchr(buf + got, 0, (size_t)n);
+		if (z)
+			return 0;
+		got += (size_t)n;
+	}
+	buf[got] = 0;
+	return 0;
+}
+
+static int read_mem(pid_t pid, uint64_t addr, void *out, size_t n)
+{
+	struct iovec l = {out, n}, r = {(void *)(uintptr_t)addr, n};
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+static void proc_link(pid_t pid, const char *what, char *out, size_t n)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
+	ssize_t r = readlink(p, out, n - 1);
+	out[r < 0 ? 0 : r] = 0;
+}
+
+/* The directory a relative path starts from: the cwd, or the directory open as dirfd. */
+static void base_dir(pid_t pid, int64_t dirfd, char *out, size_t n)
+{
+	if ((int)dirfd == AT_FDCWD) {
+		proc_link(pid, "cwd", out, n);
+	} else {
+		char what[32];
+		snprintf(what, sizeof(what), "fd/%d", (int)dirfd);
+		proc_link(pid, what, out, n);
+	}
+}
+
+/* base + path, with "." and ".." folded and repeated slashes dropped (no symlink is followed). */
+static void absolute(const char *base, const char *path, char *out, size_t n)
+{
+	char tmp[8192];
+	if (path[0] == '/')
+		snprintf(tmp, sizeof(tmp), "%s", path);
+	else
+		snprintf(tmp, sizeof(tmp), "%s/%s", base, path);
+	size_t len = 0;
+	out[0] = 0;
+	for (char *s = tmp; *s;) {
+		while (*s == '/')
+			s++;
+		char *e = s;
+		while (*e && *e != '/')
+			e++;
+		size_t cl = (size_t)(e - s);
+		if (cl == 0)
+			break;
+		if (cl == 1 && s[0] == '.') {
+		} else if (cl == 2 && s[0] == '.' && s[1] == '.') {
+			while (len > 0 && out[len - 1] != '/')
+				len--;
+			if (len > 0)
+				len--;
+			out[len] = 0;
+		} else if (len + 1 + cl + 1 < n) {
+			out[len++] = '/';
+			memcpy(out + len, s, cl);
+			len += cl;
+			out[len] = 0;
+		}
+		s = e;
+	}
+	if (len == 0)
+		snprintf(out, n, "/");
+}
+
+static int is_served(const char *abs)
+{
+	for (int i = 0; i < nserved; i++) {
+		size_t l = strlen(served[i]);
+		if (strncmp(abs, served[i], l) == 0 && (abs[l] == 0 || abs[l] == '/' || (l == 1 && served[i][0] == '/')))
+			return 1;
+	}
+	return 0;
+}
+
+/* The lowest fd number the process does not use: what its open will return. */
+static int lowest_free_fd(pid_t pid)
+{
+	static unsigned char used[65536];
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/fd", pid);
+	DIR *d = opendir(p);
+	if (!d)
+		return 3;
+	memset(used, 0, sizeof(used));
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		long v = strtol(e->d_name, NULL, 10);
+		if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && v >= 0 && v < (long)sizeof(used))
+			used[v] = 1;
+	}
+	closedir(d);
+	for (int i = 0; i < (int)sizeof(used); i++)
+		if (!used[i])
+			return i;
+	return -EMFILE;
+}
+
+static void parent_of(const char *abs, char *out, size_t n)
+{
+	snprintf(out, n, "%s", abs);
+	char *s = strrchr(out, '/');
+	if (s == out)
+		out[1] = 0;
+	else if (s)
+		*s = 0;
+}
+
+/* What an open will return: an fd, or the error the path gives. */
+static long predict_open(pid_t pid, const char *abs, long flags, struct stat *st, int *exists)
+{
+	int r = (flags & O_NOFOLLOW) ? lstat(abs, st) : stat(abs, st);
+	*exists = r == 0;
+	if (r == 0) {
+		if ((flags & O_CREAT) && (flags & O_EXCL))
+			return -EEXIST;
+		if ((flags & O_DIRECTORY) && !S_ISDIR(st->st_mode))
+			return -ENOTDIR;
+		if (S_ISDIR(st->st_mode) && (flags & O_ACCMODE) != O_RDONLY)
+			return -EISDIR;
+		return lowest_free_fd(pid);
+	}
+	int err = errno;
+	if (err == ENOENT && (flags & O_CREAT)) {
+		char dir[4096];
+		struct stat ds;
+		parent_of(abs, dir, sizeof(dir));
+		if (stat(dir, &ds) == 0 && S_ISDIR(ds.st_mode))
+			return lowest_free_fd(pid);
+	}
+	return -err;
+}
+
+/* ---- reporting --------------------------------------------------------------- */
+
+static size_t escape(const char *s, char *out, size_t max)
+{
+	size_t o = 0;
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (o + 5 >= max)
+			break;
+		if (*p == '\\' || *p < 0x20 || *p >= 0x7f)
+			o += (size_t)sprintf(out + o, "\\%03o", *p);
+		else
+			out[o++] = (char)*p;
+	}
+	out[o] = 0;
+	return o;
+}
+
+static int fifo = -1;
+static int listener_fd = -1;
+
+static void report(const struct seccomp_notif *req, long ret, const uint64_t a[6], const struct stat *st, const char *s0, const char *s1, const char *abs)
+{
+	/* The memory read was that caller's only if the request is still pending (its pid not reused). */
+	if (fifo < 0 || ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
+		return;
+	char line[4096], e0[1300], e1[1300], ea[1300];
+	escape(s0, e0, sizeof(e0));
+	escape(s1, e1, sizeof(e1));
+	escape(abs, ea, sizeof(ea));
+	int n = snprintf(line, sizeof(line), "S %d %d %ld %llx %llx %llx %llx %llx %llx %u:%u %llu %o\t%s\t%s\t%s\n", req->pid, req->data.nr, ret,
+			 (unsigned long long)a[0], (unsigned long long)a[1], (unsigned long long)a[2], (unsigned long long)a[3], (unsigned long long)a[4],
+			 (unsigned long long)a[5], st ? major(st->st_dev) : 0, st ? minor(st->st_dev) : 0, st ? (unsigned long long)st->st_ino : 0ULL,
+			 st ? (unsigned)st->st_mode : 0, e0, e1, ea);
+	if (n <= 0 || n >= (int)sizeof(line))
+		return;
+	if (write(fifo, line, (size_t)n) < 0 && errno == EPIPE) {
+		/* The daemon is gone: nothing more is reported, the calls still go on. */
+		close(fifo);
+		fifo = -1;
+	}
+}
+
+static void handle(const struct seccomp_notif *req)
+{
+	pid_t pid = (pid_t)req->pid;
+	const __u64 *arg = req->data.args;
+	uint64_t a[6];
+	memcpy(a, arg, sizeof(a));
+	static char s0[4096], s1[4096], base[4096], abs[4096];
+	s0[0] = s1[0] = abs[0] = 0;
+	struct stat st;
+	int exists = 0;
+	long ret = 0;
+	switch (req->data.nr) {
+	case NR_OPEN:
+	case NR_CREAT:
+	case NR_OPENAT:
+	case NR_OPENAT2: {
+		int at = req->data.nr == NR_OPENAT || req->data.nr == NR_OPENAT2;
+		long flags = req->data.nr == NR_CREAT ? (O_CREAT | O_WRONLY | O_TRUNC) : (long)arg[at ? 2 : 1];
+		if (req->data.nr == NR_OPENAT2) {
+			struct open_how how = {0};
+			if (read_mem(pid, arg[2], &how, sizeof(how)) == 0) {
+				a[2] = how.flags;
+				a[3] = how.mode;
+				flags = (long)how.flags;
+			}
+		}
+		if (read_string(pid, arg[at ? 1 : 0], s0, sizeof(s0)) < 0)
+			return;
+		base_dir(pid, at ? (int64_t)arg[0] : AT_FDCWD, base, sizeof(base));
+		absolute(base, s0, abs, sizeof(abs));
+		if (is_served(abs))
+			return;
+		ret = predict_open(pid, abs, flags, &st, &exists);
+		break;
+	}
+	case NR_CHDIR:
+		if (read_string(pid, arg[0], s0, sizeof(s0)) < 0)
+			return;
+		base_dir(pid, AT_FDCWD, base, sizeof(base));
+		absolute(base, s0, abs, sizeof(abs));
+		/* A chdir into a served directory: stat() would be a request on the mount, which the caller did not make. */
+		if (is_served(abs))
+			break;
+		exists = stat(abs, &st) == 0;
+		ret = !exists ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+		break;
+	case NR_FCHDIR: {
+		base_dir(pid, (int64_t)(int)arg[0], abs, sizeof(abs));
+		if (!abs[0]) {
+			ret = -EBADF;
+			break;
+		}
+		if (is_served(abs))
+			break;
+		exists = stat(abs, &st) == 0;
+		ret = !exists ? -errno : S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+		break;
+	}
+	case NR_SYMLINK:
+	case NR_SYMLINKAT: {
+		int at = req->data.nr == NR_SYMLINKAT;
+		if (read_string(pid, arg[0], s0, sizeof(s0)) < 0 || read_string(pid, arg[at ? 2 : 1], s1, sizeof(s1)) < 0)
+			return;
+		base_dir(pid, at ? (int64_t)(int)arg[1] : AT_FDCWD, base, sizeof(base));
+		absolute(base, s1, abs, sizeof(abs));
+		if (is_served(abs))
+			return;
+		if (lstat(abs, &st) == 0) {
+			exists = 1;
+			ret = -EEXIST;
+		} else {
+			char dir[4096];
+			struct stat ds;
+			parent_of(abs, dir, sizeof(dir));
+			ret = stat(dir, &ds) < 0 ? -errno : S_ISDIR(ds.st_mode) ? 0 : -ENOTDIR;
+		}
+		break;
+	}
+	default:
+		return;
+	}
+	report(req, ret, a, exists ? &st : NULL, s0, s1, abs);
+}
+
+static void supervise(int listener)
+{
+	listener_fd = listener;
+	struct seccomp_notif_sizes sz;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
+		_exit(1);
+	struct seccomp_notif *req = calloc(1, sz.seccomp_notif > sizeof(*req) ? sz.seccomp_notif : sizeof(*req));
+	struct seccomp_notif_resp *resp = calloc(1, sz.seccomp_notif_resp > sizeof(*resp) ? sz.seccomp_notif_resp : sizeof(*resp));
+	if (!req || !resp)
+		_exit(1);
+	for (;;) {
+		struct pollfd p = {listener, POLLIN, 0};
+		if (poll(&p, 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if (p.revents & POLLIN) {
+			memset(req, 0, sz.seccomp_notif);
+			if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
+				handle(req);
+				memset(resp, 0, sz.seccomp_notif_resp);
+				resp->id = req->id;
+				resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+				/* ENOENT: the caller is gone (killed while waiting). */
+				ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
+			}
+			continue;
+		}
+		/* POLLHUP: no process uses the filter any more. */
+		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
+			_exit(0);
+	}
+}
+
+/* ---- main ------------------------------------------------------------------------ */
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: syscall_watch FIFO [--served PATH]... -- CMD [ARG]...\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 4)
+		usage();
+	const char *fifo_path = argv[1];
+	int i = 2;
+	for (; i < argc && strcmp(argv[i], "--"); i++) {
+		if (!strcmp(argv[i], "--served") && i + 1 < argc && nserved < MAX_SERVED)
+			served[nserved++] = argv[++i];
+		else
+			usage();
+	}
+	if (i >= argc - 1)
+		usage();
+	char **cmd = argv + i + 1;
+
+	/* No reader (no daemon): run unwatched rather than block on the FIFO. */
+	fifo = open(fifo_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fifo < 0) {
+		fprintf(stderr, "syscall_watch: %s: %s (system calls outside the mount are not reported)\n", fifo_path, strerror(errno));
+		execvp(cmd[0], cmd);
+		fprintf(stderr, "syscall_watch: %s: %s\n", cmd[0], strerror(errno));
+		return 127;
+	}
+	/* Writes wait when the FIFO is full (the daemon drains it often). */
+	fcntl(fifo, F_SETFL, fcntl(fifo, F_GETFL) & ~O_NONBLOCK);
+
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+		perror("syscall_watch: socketpair");
+		return 125;
+	}
+	/* The supervisor is a grandchild: reparented away, it is no child the command could wait for. */
+	pid_t mid = fork();
+	if (mid < 0) {
+		perror("syscall_watch: fork");
+		return 125;
+	}
+	if (mid == 0) {
+		if (fork() != 0)
+			_exit(0);
+		setsid();
+		for (int s = 1; s < 32; s++)
+			if (s != SIGKILL && s != SIGSTOP && s != SIGCHLD)
+				signal(s, SIG_IGN);
+		close(sp[0]);
+		int devnull = open("/dev/null", O_RDWR);
+		if (devnull >= 0) {
+			dup2(devnull, 0);
+			dup2(devnull, 1);
+			dup2(devnull, 2);
+			if (devnull > 2)
+				close(devnull);
+		}
+		/* Nothing else of the command's stays open here (a pipe held open would never see EOF). */
+		for (int fd = 3; fd < 1024; fd++)
+			if (fd != sp[1] && fd != fifo)
+				close(fd);
+		int listener = recv_fd(sp[1]);
+		close(sp[1]);
+		if (listener < 0)
+			_exit(0);
+		supervise(listener);
+		_exit(0);
+	}
+	close(sp[1]);
+	waitpid(mid, NULL, 0);
+	close(fifo);
+
+	int listener = install_filter();
+	if (listener < 0) {
+		fprintf(stderr, "syscall_watch: seccomp: %s (system calls outside the mount are not reported)\n", strerror(errno));
+		close(sp[0]);
+	} else {
+		if (send_fd(sp[0], listener) < 0) {
+			/* Nobody would answer the filter: the watched calls would fail. */
+			perror("syscall_watch: cannot hand the filter to its supervisor");
+			return 125;
+		}
+		close(listener);
+		close(sp[0]);
+	}
+	execvp(cmd[0], cmd);
+	fprintf(stderr, "syscall_watch: %s: %s\n", cmd[0], strerror(errno));
+	return 127;
+}

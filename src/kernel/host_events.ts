@@ -1,0 +1,118 @@
+/**
+ * What the host tells the emulated kernel as it happens, through one FIFO
+ * read without blocking (on a timer, and before each request on the mount
+ * is served): process lives from the proc connector (cn_proc.ts: every
+ * fork, exec and exit of the machine) and the system calls that processes
+ * run by `tracefs-emu exec` make outside the mount (host_syscalls.ts). One
+ * FIFO keeps them in the order they were written: a watched call is written
+ * before it runs, so before the exit of the process that made it.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { procEventLine, procEventsHelper } from './cn_proc.js';
+import { type HostSyscalls, parseHostSyscall } from './host_syscalls.js';
+import type { ProcessMirror } from './proc_mirror.js';
+
+export interface HostEvents {
+  /** The FIFO's path, while other processes may open it (undefined when it has no name). */
+  readonly fifo?: string;
+  /** Handles every event reported so far (without waiting). */
+  drain(): void;
+  stop(): void;
+}
+
+export interface HostEventSinks {
+  mirror: ProcessMirror;
+  syscalls: HostSyscalls;
+}
+
+/** How often events are read when no request asks for them first. */
+const POLL_MS = 10;
+
+/** Dispatches one line: `S ...` is a watched system call, the rest process events. */
+export function hostEventLine(sinks: HostEventSinks, line: string): void {
+  if (line.startsWith('S ')) {
+    const rec = parseHostSyscall(line);
+    if (rec) sinks.syscalls.run(rec);
+  } else procEventLine(sinks.mirror, line);
+}
+
+/**
+ * Opens the FIFO (at `fifo`, kept until stop; else a nameless one) and, with
+ * `procEvents` (root only), starts the proc connector's helper writing into
+ * it. Undefined when neither can be had here.
+ */
+export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boolean; fifo?: string }): HostEvents | undefined {
+  const helper = opts.procEvents && process.getuid?.() === 0 ? procEventsHelper() : undefined;
+  if (!helper && !opts.fifo) return undefined;
+  let dir: string | undefined;
+  let rfd: number | undefined;
+  let wfd: number | undefined;
+  let child: ChildProcess | undefined;
+  const path = opts.fifo ?? join((dir = mkdtempSync(join(tmpdir(), 'tracefs-emu-events-'))), 'events');
+  try {
+    rmSync(path, { force: true });
+    execFileSync('mkfifo', ['-m', '600', path], { stdio: 'ignore' });
+    rfd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    // Writers block when it is full (opening does not: a reader is there). This end, kept open, means a
+    // read finds nothing rather than end-of-file when no writer is left.
+    wfd = openSync(path, constants.O_WRONLY);
+    if (dir !== undefined) {
+      rmSync(dir, { recursive: true, force: true });
+      dir = undefined;
+    }
+    if (helper) child = spawn(helper, [], { stdio: ['ignore', wfd, 'ignore'] });
+  } catch {
+    for (const fd of [rfd, wfd]) if (fd !== undefined) closeSync(fd);
+    rmSync(dir ?? path, { recursive: true, force: true });
+    return undefined;
+  }
+  const fd = rfd;
+  child?.on('error', () => undefined);
+  child?.unref();
+  const buf = Buffer.alloc(1 << 16);
+  let pending = '';
+  let open = true;
+  const drain = (): void => {
+    while (open) {
+      let n: number;
+      try {
+        n = readSync(fd, buf, 0, buf.length, null);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'EAGAIN') break;
+        n = 0;
+      }
+      if (n === 0) break;
+      pending += buf.toString('latin1', 0, n);
+      let nl: number;
+      while ((nl = pending.indexOf('\n')) >= 0) {
+        const line = pending.slice(0, nl);
+        pending = pending.slice(nl + 1);
+        try {
+          hostEventLine(sinks, line);
+        } catch {
+          /* a process gone mid-way: its next event or exit check settles it */
+        }
+      }
+    }
+  };
+  const timer = setInterval(drain, POLL_MS);
+  timer.unref();
+  const stop = (): void => {
+    if (!open) return;
+    open = false;
+    clearInterval(timer);
+    child?.kill();
+    for (const f of [fd, wfd]) {
+      try {
+        closeSync(f!);
+      } catch {
+        /* closed */
+      }
+    }
+    if (opts.fifo) rmSync(opts.fifo, { force: true });
+  };
+  return { fifo: opts.fifo, drain, stop };
+}

@@ -1,0 +1,38 @@
+/**
+ * The emulator's small C programs (native/<dir>/<name>.c): what Node cannot
+ * do itself (netlink, seccomp). Used from build/<name> when a build left one
+ * there, else compiled once into ~/.cache/tracefs-emu with the machine's cc.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { dataDir } from './symbols_builtin.js';
+
+/** The helper's binary, built if needed; undefined when it cannot be had (no source, no compiler). */
+export function nativeHelper(dir: string, name: string): string | undefined {
+  let root: string;
+  try {
+    root = dirname(dataDir());
+  } catch {
+    return undefined;
+  }
+  const src = join(root, 'native', dir, `${name}.c`);
+  const built = join(root, 'build', name);
+  const fresh = (bin: string) => existsSync(bin) && (!existsSync(src) || statSync(bin).mtimeMs >= statSync(src).mtimeMs);
+  if (fresh(built)) return built;
+  if (!existsSync(src)) return undefined;
+  const cache = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'tracefs-emu');
+  const bin = join(cache, name);
+  if (fresh(bin)) return bin;
+  try {
+    mkdirSync(cache, { recursive: true });
+    // Built next to its final name, then renamed: two processes building at once never run a half-written binary.
+    const tmp = `${bin}.${process.pid}`;
+    execFileSync(process.env.CC ?? 'cc', ['-O2', '-o', tmp, src], { stdio: 'ignore', timeout: 30_000 });
+    execFileSync('mv', ['-f', tmp, bin], { stdio: 'ignore' });
+    return bin;
+  } catch {
+    return undefined;
+  }
+}
