@@ -71,6 +71,15 @@ describe.each(['7.2', '6.12'] as const)('probe events on the kernel paths (%s)',
     expect(got.some((l) => /myevent2: \(do_sys_openat2\+0x[0-9a-f]+\/0x[0-9a-f]+\) path="[^"]*myfile" path2="[^"]*myfile" bad=\(fault\)$/.test(l))).toBe(true);
   });
 
+  it('vfs_open gets the struct file path_openat made, named after the file (%pD)', async () => {
+    const { fs, w, lines } = setup(series);
+    await w('kprobe_events', 'p:vo vfs_open f=$arg2:%pD\n');
+    await w('events/kprobes/enable', '1\n');
+    (await fs.open('myfile', O_RDONLY, ROOT)).release();
+    await w('events/kprobes/enable', '0\n');
+    expect((await lines()).some((l) => /vo: \(vfs_open\+0x[0-9a-f]+\/0x[0-9a-f]+\) f="myfile"$/.test(l))).toBe(true);
+  });
+
   it('adding an event calls eventfs_create_dir with its name (kprobe_args_string / _char)', async () => {
     const { w, lines } = setup(series);
     await w('kprobe_events', 'p:testprobe eventfs_create_dir arg1=+0(%di):string arg2=+0(%di):char[4] c=+0(%di):char\n');

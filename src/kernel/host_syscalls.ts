@@ -95,6 +95,8 @@ interface HostMount {
 
 export class HostSyscalls {
   private readonly mounts = new Map<string, HostMount>();
+  /** Tasks whose reported call is still running (a tree that waited). */
+  private readonly inFlight = new WeakSet<Task>();
   /** The kernel-side struct open_how / struct path the calls pass around. */
   private scratch?: { how: bigint; path: bigint };
 
@@ -108,7 +110,7 @@ export class HostSyscalls {
     if (task.kthread || task.exited) return;
     // Its chdir()s are seen as they happen: none is inferred from a changed cwd.
     task.syscallsWatched = true;
-    if (!k.callPaths || k.syscallBusy(task)) return;
+    if (!k.callPaths || k.syscallBusy(task) || this.inFlight.has(task)) return;
     task.lastSyscallNs = k.clock.now();
     if (!k.observed()) return;
     this.traced(task, rec, call);
@@ -187,14 +189,23 @@ export class HostSyscalls {
     };
     const ctx: RunCtx = { task, env, flags: new Set(), holes: { $op: op } };
     const nodes = block && k.deep() ? this.nodes(block, call.sys) : undefined;
-    try {
-      // Nothing here sleeps: the tree runs to its end at once.
-      if (nodes) void k.entry.enter(task, nodes, ctx, args);
-    } finally {
+    const exit = (): void => {
+      this.inFlight.delete(task);
       k.entry.sysExit(task, nr, ret);
       // The real struct file lives until the process closes it, which this kernel never hears of: this one goes now.
       if (opened) opened.vfs.closeFile(opened.file);
+    };
+    let r: void | Promise<unknown>;
+    this.inFlight.add(task);
+    try {
+      r = nodes ? k.entry.enter(task, nodes, ctx, args) : undefined;
+    } catch (e) {
+      exit();
+      throw e;
     }
+    // Nothing in these trees waits; should something (a tick) make it, the call ends when the tree does.
+    if (r instanceof Promise) void r.then(exit, exit);
+    else exit();
   }
 
   /** The block's tree, under the entry function the call came through (open and openat share their body). */

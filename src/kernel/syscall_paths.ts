@@ -134,6 +134,11 @@ export class SyscallPaths {
       // Untraced opens get their struct file when a traced call first uses it.
       const key = (result as { file?: object } | undefined)?.file ?? (result as object | undefined);
       if (pre && key && typeof key === 'object' && !this.files.has(key)) this.files.set(key, pre);
+      else if (pre && !(key && typeof key === 'object')) {
+        // The open failed after its struct file was made: it goes, with its fd.
+        this.freeFd(task, pre.kfile.fd);
+        this.k.vfs.closeFile(pre.kfile);
+      }
     } else if (sc.name === 'close' && sc.file) {
       const st = this.files.get(sc.file);
       if (st) {
@@ -356,15 +361,19 @@ export class SyscallPaths {
       };
       return chainSteps(0) as void | Promise<void>;
     };
+    /** The open's struct file on the walked dentry, and the names of its operations. */
+    const fileForOpen = (): OpenState => {
+      const node = walked ?? sc.node;
+      const d = dentry ?? k.vfs.dentry(sc.path, node);
+      const st: OpenState = { kfile: k.vfs.openFile(d, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, k.series)), this.allocFd(task)), names: node?.fops?.names };
+      k.entry.fileEnv(env, st.kfile);
+      return st;
+    };
     ctx.holes = {
       $op: opHole,
       '$fop.open': (c, px) => {
-        // do_dentry_open has the struct file by now.
-        const node = walked ?? sc.node;
-        const d = dentry ?? k.vfs.dentry(sc.path, node);
-        const st: OpenState = { kfile: k.vfs.openFile(d, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, k.series)), this.allocFd(task)), names: node?.fops?.names };
-        open = st;
-        k.entry.fileEnv(env, st.kfile);
+        // do_dentry_open has the struct file (made when the walk ended, or now for a tree without a walk).
+        const st = (open ??= fileForOpen());
         Object.assign(names, DEFAULT_FOPS, tracefsFops(sc.path, k.series) ?? {}, st.names ?? {});
         return fopHole('open')(c, px);
       },
@@ -378,8 +387,13 @@ export class SyscallPaths {
         // mkdir/rmdir walk to the parent only (the name is looked up by filename_create / the rmdir path itself).
         if (sc.name === 'mkdir' || sc.name === 'rmdir') return;
         const r = doWalk(true)(c, px);
-        // Calls without a file operation (stat, chmod...) do their work once the path is resolved.
-        const after = (): Value | void | Promise<Value | void> => (sc.name === 'newfstatat' || sc.name === 'fchmodat' || sc.name === 'fchownat' || sc.name === 'truncate' ? (c.err ? undefined : runBody()) : undefined);
+        // Calls without a file operation (stat, chmod...) do their work once the path is resolved;
+        // an open has its struct file by then (path_openat allocated it first: vfs_open gets it).
+        const after = (): Value | void | Promise<Value | void> => {
+          if (c.err) return undefined;
+          if (sc.name === 'openat') open ??= fileForOpen();
+          return sc.name === 'newfstatat' || sc.name === 'fchmodat' || sc.name === 'fchownat' || sc.name === 'truncate' ? runBody() : undefined;
+        };
         if (r instanceof Promise) return r.then(after);
         return after();
       },
@@ -433,7 +447,8 @@ export class SyscallPaths {
 
   /** The path as the process wrote it (relative to its cwd when that is the mount root). */
   private userPath(path: string): string {
-    return path === '' ? this.k.mountPoint : `${this.k.mountPoint}/${path}`;
+    const rel = path.replace(/^\/+/, '');
+    return rel === '' ? this.k.mountPoint : `${this.k.mountPoint}/${rel}`;
   }
 
   /** What the call returns to user space on success. */
