@@ -2,7 +2,7 @@
  * The CLI's mount life cycle, as separate processes: --daemon, status, the
  * control socket, unmount, signals, and stale mounts left by a killed run.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlRequest } from '../src/fuse/control.js';
@@ -139,5 +139,8 @@ describe.skipIf(!!skip)(`tracefs-emu mount/unmount/status${skip ? ` (skipped: ${
     const u = await cli('unmount', M);
     expect(u.stdout).toBe(`cleared stale mount at ${M}\n`);
     expect(await mountedType(M)).toBeUndefined();
+    // ... and the killed daemon's debugfs and /proc views with it.
+    const left = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(`${base}/state/`));
+    expect(left).toEqual([]);
   });
 });

@@ -188,6 +188,43 @@ describe.skipIf(!!skipMount)(`calls outside the mount through exec${skipMount ? 
     expect(r.stdout, r.stderr).toBe('eprobe_chdir: (syscalls.sys_enter_chdir) file="/sys/kernel/tracing"\n');
   });
 
+  it('a mount(2) of tracefs or debugfs (libtracefs makes one) binds the emulator\'s, never the host kernel\'s', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'e2e-sw-mnt-'));
+    try {
+      const py = (target: string, type: string) =>
+        `python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); r = l.mount(b'nodev', b'${target}', b'${type}', 0, None); print(r, ctypes.get_errno() if r else 0)"`;
+      const r = await run(
+        ['exec', '--mount', mnt, '--', 'sh', '-c', [
+          py('/sys/kernel/tracing', 'tracefs'),
+          py(`${dir}`, 'tracefs'),
+          py(`${dir}/missing`, 'debugfs'),
+          `grep -c ' ${dir} fuse.tracefs ' /proc/mounts`,
+          `grep -c -E ' (${dir}|/sys/kernel/tracing) tracefs ' /proc/mounts`,
+          `cmp -s ${dir}/available_events /sys/kernel/tracing/available_events && echo same`,
+        ].join('; ')],
+        env,
+      );
+      expect(r.stdout, r.stderr).toBe('0 0\n0 0\n-1 2\n1\n0\nsame\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.skipIf(!existsSync('/usr/bin/trace-cmd'))('trace-cmd records and reports events of the commands it runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'e2e-sw-tc-'));
+    try {
+      const r = await run(
+        ['exec', '--mount', mnt, '--', 'sh', '-c', `cd ${dir} && trace-cmd record -e syscalls:sys_enter_openat -e sched:sched_process_exec cat /etc/hostname > /dev/null 2>&1 && trace-cmd report 2>/dev/null`],
+        env,
+      );
+      const lines = r.stdout.split('\n');
+      expect(lines.some((l) => /^\s+cat-\d+ +\[\d+\] +[\d.]+: sched_process_exec: +filename=\S*cat pid=\d+ old_pid=\d+$/.test(l)), r.stdout).toBe(true);
+      expect(lines.some((l) => /^\s+cat-\d+ .* sys_enter_openat: .*"\/etc\/hostname", flags: O_RDONLY/.test(l)), r.stdout).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--no-watch leaves the calls outside the mount unseen', async () => {
     const r = await sh(
       ['echo > trace', 'echo 1 > events/syscalls/sys_enter_chdir/enable', 'cd /sys/kernel/tracing', 'echo 0 > events/syscalls/sys_enter_chdir/enable', 'grep -c sys_chdir trace'].join('; '),

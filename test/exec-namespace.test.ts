@@ -122,7 +122,7 @@ describe('the exec namespace plan', () => {
     const live = { ...spec, liveViews: '/run/emu/proc', eventsFifo: '/run/emu/events', views: { ...spec.views, '/proc/version': '/run/emu/proc/proc_version' } };
     const p = planNamespace(live, facts(), '/rt', shim, [], '/opt/emu/syscall_watch');
     const l = p.script.split('\n');
-    expect(l[l.length - 2]).toBe("exec '/opt/emu/syscall_watch' '/run/emu/events' --served '/sys/kernel/tracing' --served '/sys/kernel/debug/tracing' --served '/sys/kernel/debug' --served '/proc/version' -- \"$@\"");
+    expect(l[l.length - 2]).toBe("exec '/opt/emu/syscall_watch' '/run/emu/events' --served '/sys/kernel/tracing' --served '/sys/kernel/debug/tracing' --served '/sys/kernel/debug' --served '/proc/version' --fs 'tracefs=/sys/kernel/tracing' --fs 'debugfs=/sys/kernel/debug' -- \"$@\"");
     // without a FIFO or without the program: the command itself, with a warning for the missing program
     expect(planNamespace(spec, facts(), '/rt', shim, [], '/opt/emu/syscall_watch').script).toMatch(/\nexec "\$@"\n$/);
     const noProg = planNamespace(live, facts(), '/rt', shim);

@@ -2,18 +2,24 @@
  * syscall_watch: runs a command so that tracefs-emu's emulated kernel sees
  * some of the system calls it (and every process it starts) makes on files
  * the emulator does not serve: opens of /dev/null, chdir() into a directory,
- * symlink(). A seccomp filter hands those calls to a supervisor process
+ * symlink(); and so that its mounts of tracefs or debugfs get the
+ * emulator's (see --fs). A seccomp filter hands those calls to a supervisor process
  * (SECCOMP_RET_USER_NOTIF); the supervisor reads their arguments from the
  * caller's memory, writes one line about each into the daemon's FIFO, and
  * only then lets the call go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE): the
  * daemon, which drains the FIFO before serving any request, knows of the
  * call before anything the caller does next.
  *
- *   syscall_watch FIFO [--served PATH]... -- CMD [ARG]...
+ *   syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... -- CMD [ARG]...
  *
  * --served: a directory (or file) whose calls the emulator already sees as
  * FUSE requests; opens and symlinks there are not reported (chdir is: FUSE
  * never hears of it).
+ * --fs: a mount(2) of a TYPE filesystem (tracefs, debugfs) is answered by
+ * the supervisor, never by the host kernel: PATH, the emulator's mount of
+ * it, is bound at the target instead (a tool that finds no "tracefs" in
+ * /proc/mounts — the emulator's shows as fuse.tracefs — mounts one itself,
+ * as libtracefs does, and must get the emulator's, not the host's).
  *
  * Line format, one write(2) each (< PIPE_BUF, so lines of concurrent
  * supervisors never mix): space-separated numbers, then three tab-separated
@@ -55,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -72,13 +79,22 @@
 #define NR_OPENAT 257
 #define NR_SYMLINKAT 266
 #define NR_OPENAT2 437
+#define NR_MOUNT 165
 
-static const unsigned watched[] = {NR_OPEN, NR_CREAT, NR_CHDIR, NR_FCHDIR, NR_SYMLINK, NR_OPENAT, NR_SYMLINKAT, NR_OPENAT2};
+static const unsigned watched[] = {NR_OPEN, NR_CREAT, NR_CHDIR, NR_FCHDIR, NR_SYMLINK, NR_OPENAT, NR_SYMLINKAT, NR_OPENAT2, NR_MOUNT};
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
 
 #define MAX_SERVED 32
 static const char *served[MAX_SERVED];
 static int nserved;
+
+/* --fs TYPE=PATH */
+#define MAX_FS 8
+static struct {
+	char type[32];
+	const char *path;
+} emulated[MAX_FS];
+static int nemulated;
 
 /* ---- the filter ----------------------------------------------------------- */
 
@@ -336,6 +352,34 @@ static void report(const struct seccomp_notif *req, long ret, const uint64_t a[6
 	}
 }
 
+/* mount(2) of an emulated filesystem: the emulator's mount bound at the target. 1: not ours (the call goes on). */
+static int emulate_mount(const struct seccomp_notif *req, int *err)
+{
+	pid_t pid = (pid_t)req->pid;
+	const __u64 *arg = req->data.args;
+	char type[32], target[4096], base[4096], abs[4096], ns_self[64], ns_caller[64], p[64];
+	if (!arg[2] || read_string(pid, arg[2], type, sizeof(type)) < 0)
+		return 1;
+	const char *src = NULL;
+	for (int i = 0; i < nemulated; i++)
+		if (!strcmp(type, emulated[i].type))
+			src = emulated[i].path;
+	/* Only a new mount: remounts and changes of propagation are the mount's own business. */
+	if (!src || (arg[3] & (MS_REMOUNT | MS_BIND | MS_MOVE | MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE)))
+		return 1;
+	if (read_string(pid, arg[1], target, sizeof(target)) < 0)
+		return 1;
+	/* The supervisor binds in its own mount namespace: only for a caller in the same one. */
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", pid);
+	ssize_t a = readlink("/proc/self/ns/mnt", ns_self, sizeof(ns_self) - 1), b = readlink(p, ns_caller, sizeof(ns_caller) - 1);
+	if (a <= 0 || a != b || memcmp(ns_self, ns_caller, (size_t)a))
+		return 1;
+	base_dir(pid, AT_FDCWD, base, sizeof(base));
+	absolute(base, target, abs, sizeof(abs));
+	*err = !strcmp(abs, src) ? 0 : mount(src, abs, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+	return 0;
+}
+
 static void handle(const struct seccomp_notif *req)
 {
 	pid_t pid = (pid_t)req->pid;
@@ -440,10 +484,17 @@ static void supervise(int listener)
 		if (p.revents & POLLIN) {
 			memset(req, 0, sz.seccomp_notif);
 			if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
-				handle(req);
+				int err = 0, go_on = 1;
+				if (req->data.nr == NR_MOUNT)
+					go_on = emulate_mount(req, &err);
+				else
+					handle(req);
 				memset(resp, 0, sz.seccomp_notif_resp);
 				resp->id = req->id;
-				resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+				if (go_on)
+					resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+				else
+					resp->error = err;
 				/* ENOENT: the caller is gone (killed while waiting). */
 				ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 			}
@@ -459,7 +510,7 @@ static void supervise(int listener)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: syscall_watch FIFO [--served PATH]... -- CMD [ARG]...\n");
+	fprintf(stderr, "usage: syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... -- CMD [ARG]...\n");
 	exit(2);
 }
 
@@ -470,9 +521,16 @@ int main(int argc, char **argv)
 	const char *fifo_path = argv[1];
 	int i = 2;
 	for (; i < argc && strcmp(argv[i], "--"); i++) {
+		char *eq;
 		if (!strcmp(argv[i], "--served") && i + 1 < argc && nserved < MAX_SERVED)
 			served[nserved++] = argv[++i];
-		else
+		else if (!strcmp(argv[i], "--fs") && i + 1 < argc && nemulated < MAX_FS && (eq = strchr(argv[i + 1], '=')) &&
+			 (size_t)(eq - argv[i + 1]) < sizeof(emulated[0].type)) {
+			i++;
+			memcpy(emulated[nemulated].type, argv[i], (size_t)(eq - argv[i]));
+			emulated[nemulated].type[eq - argv[i]] = 0;
+			emulated[nemulated++].path = eq + 1;
+		} else
 			usage();
 	}
 	if (i >= argc - 1)

@@ -1,8 +1,9 @@
 /** `tracefs-emu unmount [dir]`: stop the daemon serving a mount, or clear a stale mount. */
+import { rmdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { detach, probe } from './mount_table.js';
-import { isAlive, readState, removeState, waitWatcher } from './state.js';
+import { isAlive, readState, removeState, statePaths, waitWatcher } from './state.js';
 
 interface UnmountArgs {
   dir: string;
@@ -17,9 +18,31 @@ async function waitFor(cond: () => boolean | Promise<boolean>, ms: number): Prom
   return cond();
 }
 
+/** The debugfs and /proc views a killed daemon of `mountpoint` left mounted (a live one takes its own down). */
+async function clearStaleViews(mountpoint: string): Promise<void> {
+  const p = statePaths(mountpoint);
+  for (const d of [p.debugfs, p.proc]) {
+    if ((await probe(d).catch(() => 'absent')) === 'stale') await detach(d);
+    try {
+      rmdirSync(d);
+    } catch {
+      /* not there, or still in use */
+    }
+  }
+  rmSync(p.views, { recursive: true, force: true });
+}
+
 /** Unmounts `dir`: asks its daemon to stop (SIGTERM), else detaches the mount. Returns what it did. */
 export async function unmount(dir: string): Promise<string> {
   const mountpoint = resolve(dir);
+  try {
+    return await unmountTracefs(mountpoint);
+  } finally {
+    await clearStaleViews(mountpoint);
+  }
+}
+
+async function unmountTracefs(mountpoint: string): Promise<string> {
   const st = readState(mountpoint);
   if (st && isAlive(st.pid)) {
     process.kill(st.pid, 'SIGTERM');

@@ -274,7 +274,9 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
   if (watcher && spec.eventsFifo) {
     // What the daemon serves is seen as FUSE requests: only calls elsewhere are reported (and every chdir).
     const served = [...TRACEFS_TARGETS, DEBUGFS_TARGET, ...[...views].filter(([, src]) => spec.liveViews && src.startsWith(`${spec.liveViews}/`)).map(([t]) => t)];
-    sh.push(`exec ${shq(watcher)} ${shq(spec.eventsFifo)} ${served.map((p) => `--served ${shq(p)}`).join(' ')} -- "$@"`);
+    // A mount(2) of tracefs or debugfs (libtracefs makes one when /proc/mounts shows no "tracefs") binds ours instead.
+    const fs = [`tracefs=${tracingTarget}`, `debugfs=${DEBUGFS_TARGET}`];
+    sh.push(`exec ${shq(watcher)} ${shq(spec.eventsFifo)} ${served.map((p) => `--served ${shq(p)}`).join(' ')} ${fs.map((f) => `--fs ${shq(f)}`).join(' ')} -- "$@"`);
   } else {
     if (spec.eventsFifo) warnings.push('no syscall_watch program (a C compiler builds it): system calls outside the mount are not seen');
     sh.push('exec "$@"');

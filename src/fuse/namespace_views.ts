@@ -68,10 +68,7 @@ export async function serveNamespaceViews(
   mountpoint: string,
   opts: { log?: (m: string) => void; autoUnmount?: boolean } = {},
 ): Promise<NamespaceViews> {
-  const base = statePaths(mountpoint).socket.replace(/\.sock$/, '');
-  const debugDir = `${base}.debugfs`;
-  const viewDir = `${base}.views`;
-  const liveDir = `${base}.proc`;
+  const { debugfs: debugDir, views: viewDir, proc: liveDir } = statePaths(mountpoint);
   const debugfs = await mountTracefs(emulator.debugfs, debugDir, {
     fuseOptions: ['fsname=debugfs', 'subtype=debugfs'],
     autoUnmount: opts.autoUnmount,

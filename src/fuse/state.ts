@@ -50,11 +50,15 @@ export interface StatePaths {
   log: string;
   /** The FIFO watched processes report their system calls to (`exec`). */
   events: string;
+  /** The daemon's other mounts, for `exec`: its debugfs, and its live /proc views; and the fixed views' directory. */
+  debugfs: string;
+  proc: string;
+  views: string;
 }
 
 export function statePaths(mountpoint: string, dir = stateDir()): StatePaths {
   const k = join(dir, mountKey(mountpoint));
-  return { json: `${k}.json`, pid: `${k}.pid`, socket: `${k}.sock`, log: `${k}.log`, events: `${k}.events` };
+  return { json: `${k}.json`, pid: `${k}.pid`, socket: `${k}.sock`, log: `${k}.log`, events: `${k}.events`, debugfs: `${k}.debugfs`, proc: `${k}.proc`, views: `${k}.views` };
 }
 
 export function ensureStateDir(dir = stateDir()): string {
