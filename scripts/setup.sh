@@ -35,6 +35,10 @@ command -v readelf >/dev/null 2>&1 || missing="$missing binutils"
 command -v lscpu >/dev/null 2>&1 && command -v chrt >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1 || missing="$missing util-linux"
 command -v dash >/dev/null 2>&1 || missing="$missing dash"
 command -v xz >/dev/null 2>&1 || missing="$missing xz-utils"
+# Real clients the tests drive through `tracefs-emu exec`: trace-cmd, perf (ftrace), perf-tools' scripts.
+command -v trace-cmd >/dev/null 2>&1 || missing="$missing trace-cmd"
+command -v perf >/dev/null 2>&1 || missing="$missing linux-perf"
+command -v kprobe-perf >/dev/null 2>&1 || missing="$missing perf-tools-unstable"
 if [ -n "$missing" ]; then
   [ "$(id -u)" = 0 ] || die "missing packages:$missing (run this script as root, or: apt-get install$missing)"
   command -v apt-get >/dev/null 2>&1 || die "missing packages:$missing, and no apt-get to install them"

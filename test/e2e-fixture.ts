@@ -3,8 +3,8 @@
  * behaviour the FUSE layer must carry (blocking, poll, O_TRUNC, callers).
  */
 import { Kernel } from '../src/kernel/kernel.js';
-import { KernelError } from '../src/kernel/errno.js';
-import { Dir, File, type OpenFile, POLLIN, POLLRDNORM } from '../src/tracefs/node.js';
+import { fail, KernelError } from '../src/kernel/errno.js';
+import { Dir, File, O_NONBLOCK, type OpenFile, POLLIN, POLLRDNORM } from '../src/tracefs/node.js';
 import { Tracefs } from '../src/tracefs/tracefs.js';
 import type { Caller } from '../src/kernel/caller.js';
 
@@ -140,7 +140,11 @@ export function buildFixture(): Fixture {
       open(f) {
         f.nonseekable = true;
       },
-      read: (_f, size, _pos, abort) => pipe.read(size, abort),
+      read: (f, size, _pos, abort) => {
+        // O_NONBLOCK, as given to open or set later by fcntl(F_SETFL): nothing to read is EAGAIN.
+        if (f.flags & O_NONBLOCK && !pipe.ready) fail('EAGAIN');
+        return pipe.read(size, abort);
+      },
       poll: (_f, wake) => pipe.poll(wake),
     }),
   );

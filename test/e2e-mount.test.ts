@@ -128,6 +128,26 @@ print('select-empty', rl == [], flush=True)
     expect(out[3]).toBe('select-empty True');
   });
 
+  it('sees O_NONBLOCK set by fcntl after open (perf ftrace reads trace_pipe so)', async () => {
+    const prog = `
+import fcntl, os, time
+fd = os.open('${M}/pipe', os.O_RDONLY)
+fcntl.fcntl(fd, fcntl.F_SETFL, os.O_NONBLOCK)
+try:
+    os.read(fd, 100); print('read', flush=True)
+except BlockingIOError:
+    print('EAGAIN', flush=True)
+fcntl.fcntl(fd, fcntl.F_SETFL, 0)
+t = time.time(); d = os.read(fd, 100)
+print('blocked', round(time.time() - t, 1) >= 0.5, d.decode().strip(), flush=True)
+`;
+    const child = sh(`python3 -c "${prog.replace(/"/g, '\\"')}"`);
+    await new Promise((r) => setTimeout(r, 1500));
+    fx.pipe.push('late\n');
+    const r = await child;
+    expect(r.stdout, r.stderr).toBe('EAGAIN\nblocked True late\n');
+  });
+
   it('wakes a blocked stream reader when data arrives', async () => {
     const child = sh(`head -n 1 ${M}/pipe`);
     await new Promise((r) => setTimeout(r, 300));

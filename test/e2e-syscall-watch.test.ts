@@ -225,6 +225,22 @@ describe.skipIf(!!skipMount)(`calls outside the mount through exec${skipMount ? 
     }
   });
 
+  it.skipIf(!existsSync('/usr/bin/perf'))('perf ftrace (TRACEFS_PATH) traces the functions its workload runs, and ends with it', async () => {
+    const r = await run(['exec', '--mount', mnt, '--', 'env', 'TRACEFS_PATH=/sys/kernel/tracing', 'perf', 'ftrace', '-T', 'do_sys_openat2', '--', 'cat', '/etc/hostname'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split('\n').filter((l) => l.includes('do_sys_openat2'));
+    expect(lines.length, r.stdout).toBeGreaterThan(0);
+    expect(lines.every((l) => /^\s+cat-\d+ +\[\d+\] +[\d.]+: do_sys_openat2 <-__x64_sys_openat$/.test(l)), r.stdout).toBe(true);
+  });
+
+  it.skipIf(!existsSync('/usr/sbin/kprobe-perf'))('perf-tools\' kprobe sees the opens of a command run meanwhile', async () => {
+    const r = await run(
+      ['exec', '--mount', mnt, '--', 'sh', '-c', "(sleep 0.3; cat /etc/hostname > /dev/null) & kprobe-perf -d 1 'p:do_sys_openat2 file=+0(%si):ustring'"],
+      env,
+    );
+    expect(r.stdout, r.stderr).toMatch(/^\s+cat-\d+ +\[\d+\] +\S{5} +[\d.]+: do_sys_openat2: \(do_sys_openat2\+0x[0-9a-f]+\/0x[0-9a-f]+\) file="\/etc\/hostname"$/m);
+  });
+
   it('--no-watch leaves the calls outside the mount unseen', async () => {
     const r = await sh(
       ['echo > trace', 'echo 1 > events/syscalls/sys_enter_chdir/enable', 'cd /sys/kernel/tracing', 'echo 0 > events/syscalls/sys_enter_chdir/enable', 'grep -c sys_chdir trace'].join('; '),

@@ -273,6 +273,7 @@ export class FuseAdapter {
       read: (path, fd, buf, len, pos, cb, req) => {
         const h = this.handle(fd);
         if (!h) return cb(-errno.EBADF);
+        if (req.fileFlags !== undefined) h.setStatusFlags(req.fileFlags);
         this.mayWait(
           `read ${path}`,
           req,
@@ -289,6 +290,7 @@ export class FuseAdapter {
       write: (path, fd, buf, len, pos, cb, req) => {
         const h = this.handle(fd);
         if (!h) return cb(-errno.EBADF);
+        if (req.fileFlags !== undefined) h.setStatusFlags(req.fileFlags);
         // The buffer is libfuse's: copy it, it is gone once answered.
         const data = Buffer.from(buf.subarray(0, len));
         this.mayWait(`write ${path}`, req, this.afterReleases(() => h.write(data, pos)), (err, n) => cb(err || (n ?? 0)));

@@ -22,6 +22,8 @@ export interface FuseRequest {
   readonly interrupted: boolean;
   /** Aborts when the kernel interrupts the request. */
   readonly signal: AbortSignal;
+  /** read, write: the open file's flags now (an O_NONBLOCK that fcntl set after open included). */
+  readonly fileFlags?: number;
 }
 
 export interface FuseStat {

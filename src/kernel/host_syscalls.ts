@@ -125,18 +125,20 @@ export class HostSyscalls {
     let args: bigint[];
     let block: string | undefined;
     let opened: { vfs: MountVfs; file: KFile } | undefined;
-    const dfd = (i: number): bigint => BigInt.asUintN(64, BigInt(Number(BigInt.asIntN(32, a[i] ?? 0n))));
+    // An int argument as the kernel has it after the syscall wrapper's conversion (AT_FDCWD: all ones above -100).
+    const dfd = (i: number): bigint => BigInt.asUintN(64, BigInt.asIntN(32, a[i] ?? 0n));
     switch (call.kind) {
       case 'open': {
         const filename = user.stackString(rec.path);
         const at = rec.nr === 257 || rec.nr === 437;
         const flags = rec.nr === 85 ? 0o1101n : (a[at ? 2 : 1] ?? 0n);
         const mode = a[at ? 3 : rec.nr === 85 ? 1 : 2] ?? 0n;
+        // The arguments as the registers had them; only the path moves to this process's emulated memory.
         if (rec.nr === 437) {
           const how = user.stackBuffer(24);
           user.put(how, howBytes(flags, mode));
-          args = [dfd(0), filename, how, 24n];
-        } else if (rec.nr === 257) args = [dfd(0), filename, flags, mode];
+          args = [a[0] ?? 0n, filename, how, 24n];
+        } else if (rec.nr === 257) args = [a[0] ?? 0n, filename, flags, mode];
         else if (rec.nr === 85) args = [filename, mode];
         else args = [filename, flags, mode];
         block = `host:sys_openat:${openKind(rec, Number(flags))}`;
@@ -168,7 +170,7 @@ export class HostSyscalls {
       case 'symlink': {
         const oldname = user.stackString(rec.path);
         const newname = user.stackString(rec.path2);
-        args = rec.nr === 266 ? [oldname, dfd(1), newname] : [oldname, newname];
+        args = rec.nr === 266 ? [oldname, a[1] ?? 0n, newname] : [oldname, newname];
         block = rec.ret < 0 ? 'host:sys_symlink:eexist' : 'host:sys_symlink';
         const from = k.entry.kernelFilename(rec.path);
         const to = k.entry.kernelFilename(rec.path2);

@@ -19,6 +19,8 @@ import type { Task } from './task.js';
 import { tracefsFops } from './tracefs_fops.js';
 import type { KDentry, KFile } from './vfs.js';
 
+/** AT_FDCWD in the user's register (glibc passes the int zero-extended), and as the kernel's int after the syscall wrapper. */
+const AT_FDCWD_USER = 0xffffff9cn;
 const AT_FDCWD = BigInt.asUintN(64, -100n);
 const ERESTARTSYS = 512;
 
@@ -187,7 +189,7 @@ export class SyscallPaths {
     const upath = (): bigint => user.stackString(this.userPath(sc.path));
     switch (sc.name) {
       case 'openat':
-        args = [AT_FDCWD, upath(), BigInt(sc.flags ?? 0), BigInt(sc.mode ?? 0)];
+        args = [AT_FDCWD_USER, upath(), BigInt(sc.flags ?? 0), BigInt(sc.mode ?? 0)];
         break;
       case 'read':
         ubuf = user.buffer('read', sc.count ?? 4096);
@@ -206,7 +208,7 @@ export class SyscallPaths {
         args = [fd, ubuf, 32768n];
         break;
       case 'newfstatat':
-        args = [AT_FDCWD, upath(), user.stackBuffer(144), 0n];
+        args = [AT_FDCWD_USER, upath(), user.stackBuffer(144), 0n];
         break;
       case 'mkdir':
         args = [upath(), BigInt(sc.mode ?? 0o777)];
@@ -215,10 +217,10 @@ export class SyscallPaths {
         args = [upath()];
         break;
       case 'fchownat':
-        args = [AT_FDCWD, upath(), BigInt.asUintN(64, BigInt(sc.uid ?? -1)), BigInt.asUintN(64, BigInt(sc.gid ?? -1)), 0n];
+        args = [AT_FDCWD_USER, upath(), BigInt.asUintN(64, BigInt(sc.uid ?? -1)), BigInt.asUintN(64, BigInt(sc.gid ?? -1)), 0n];
         break;
       case 'fchmodat':
-        args = [AT_FDCWD, upath(), BigInt(sc.mode ?? 0)];
+        args = [AT_FDCWD_USER, upath(), BigInt(sc.mode ?? 0)];
         break;
       case 'poll':
         args = [user.stackBuffer(8), 1n, BigInt.asUintN(64, -1n)];

@@ -116,8 +116,8 @@ export class Dir extends Node {
 export interface OpenFile {
   readonly node: File;
   readonly caller: Caller;
-  /** O_* flags given to open(2), O_TRUNC included. */
-  readonly flags: number;
+  /** f_flags: the O_* flags given to open(2), O_TRUNC included; fcntl(F_SETFL) changes the status flags since. */
+  flags: number;
   readonly readable: boolean;
   readonly writable: boolean;
   /** Per-open state, as file->private_data. */

@@ -46,6 +46,9 @@ export const TRACEFS_MAGIC = 0x74726163;
 const noAbort = new AbortController().signal;
 
 /** An open file description, as returned by open(2). */
+/** The flags fcntl(F_SETFL) may change (O_APPEND | O_NONBLOCK | O_DIRECT | O_NOATIME). */
+const SETFL_MASK = 0o2000 | 0o4000 | 0o40000 | 0o1000000;
+
 export class Handle {
   constructor(
     readonly file: OpenFile,
@@ -54,6 +57,11 @@ export class Handle {
 
   get node(): File {
     return this.file.node;
+  }
+
+  /** fcntl(F_SETFL): the status flags it changes (O_APPEND, O_NONBLOCK, O_DIRECT, O_NOATIME) take the values given. */
+  setStatusFlags(flags: number): void {
+    this.file.flags = (this.file.flags & ~SETFL_MASK) | (flags & SETFL_MASK);
   }
 
   read(size: number, pos: number, abort: AbortSignal = noAbort): Promise<Buffer> {
