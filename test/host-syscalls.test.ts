@@ -15,9 +15,9 @@ import { echo, traceLines } from './helpers/tracefs.js';
 const SH = { pid: 4321, uid: 0, gid: 0 };
 
 /** A watcher line, as syscall_watch writes it. */
-function line(o: { pid?: number; nr: number; ret: number; args?: bigint[]; dev?: string; ino?: number; mode?: number; s0?: string; s1?: string; abs?: string }): string {
+function line(o: { pid?: number; nr: number; ret: number; args?: bigint[]; dev?: string; ino?: number; mode?: number; s0?: string; s1?: string; abs?: string; comm?: string }): string {
   const a = [...(o.args ?? []), 0n, 0n, 0n, 0n, 0n, 0n].slice(0, 6).map((x) => BigInt.asUintN(64, x).toString(16));
-  return `S ${o.pid ?? SH.pid} ${o.nr} ${o.ret} ${a.join(' ')} ${o.dev ?? '0:0'} ${o.ino ?? 0} ${(o.mode ?? 0).toString(8)}\t${o.s0 ?? ''}\t${o.s1 ?? ''}\t${o.abs ?? o.s0 ?? ''}`;
+  return `S ${o.pid ?? SH.pid} ${o.nr} ${o.ret} ${a.join(' ')} ${o.dev ?? '0:0'} ${o.ino ?? 0} ${(o.mode ?? 0).toString(8)}\t${o.s0 ?? ''}\t${o.s1 ?? ''}\t${o.abs ?? o.s0 ?? ''}\t${o.comm ?? 'sh'}`;
 }
 
 /** AT_FDCWD as glibc leaves it in the register (zero-extended), which the watcher reports. */
@@ -26,8 +26,8 @@ const devNull = (ret = 3) => line({ nr: 257, ret, args: [AT_FDCWD, 0x7ffc0000n, 
 
 describe('the watcher\'s lines', () => {
   it('carry the call, its predicted result, the file and the paths (escaped)', () => {
-    const r = parseHostSyscall('S 4707 257 3 ffffff9c 563cc7e971e0 241 1b6 7f4536419c70 1 0:6 3 20666\t/dev/null\t\t/dev/null')!;
-    expect(r).toMatchObject({ pid: 4707, nr: 257, ret: 3, file: { dev: '0:6', ino: 3, mode: 0o20666 }, path: '/dev/null', path2: '', abs: '/dev/null' });
+    const r = parseHostSyscall('S 4707 257 3 ffffff9c 563cc7e971e0 241 1b6 7f4536419c70 1 0:6 3 20666\t/dev/null\t\t/dev/null\tsh')!;
+    expect(r).toMatchObject({ pid: 4707, nr: 257, ret: 3, file: { dev: '0:6', ino: 3, mode: 0o20666 }, path: '/dev/null', path2: '', abs: '/dev/null', comm: 'sh' });
     expect(r.args[0]).toBe(0xffffff9cn);
     expect(r.args[2]).toBe(0o1101n);
     const s = parseHostSyscall('S 1 266 -17 0 ffffff9c 0 0 0 0 0:0 0 0\ta\\011b\tdir\\134x\t/tmp/dir\\134x')!;
@@ -133,6 +133,22 @@ describe.each(['7.2', '6.12'] as const)('watched system calls outside the mount 
     const got = (await lines()).filter((l) => l.includes('sys_openat('));
     expect(got).toHaveLength(1);
     expect(got[0]).toMatch(series === '7.2' ? /^\s+ls-4400 .*sys_openat\(.*"\/tmp\/ftracetest-dir\.abc", flags: O_RDONLY\|O_NONBLOCK\|O_DIRECTORY\|O_CLOEXEC, mode: 0000\)$/ : /^\s+ls-4400 .*sys_openat\(dfd: ffffff9c, filename: [0-9a-f]+, flags: 90800, mode: 0\)$/);
+  });
+
+  it('a process gone before the daemon read of it keeps its name: from the watcher, or the file it ran', async () => {
+    const { w, lines, report } = setup();
+    await w('events/syscalls/sys_enter_chdir/enable', '1');
+    await w('events/sched/sched_process_exec/enable', '1');
+    // the watcher's comm for a pid that never showed in /proc (its fork not reported yet)
+    report(line({ pid: 4500, nr: 80, ret: 0, args: [0x7ffc0000n], s0: '/tmp', comm: 'make' }));
+    // an exec whose comm the proc connector's helper could not read any more
+    report(`F 1 ${SH.pid} ${SH.pid} 4501 4501`);
+    report('E 1 4501 4501 \t/usr/bin/true');
+    await w('events/sched/sched_process_exec/enable', '0');
+    await w('events/syscalls/sys_enter_chdir/enable', '0');
+    const got = await lines();
+    expect(got.some((l) => /^\s+make-4500 .*sys_chdir\(/.test(l))).toBe(true);
+    expect(got.some((l) => /^\s+true-4501 .*sched_process_exec: filename=\/usr\/bin\/true pid=4501 old_pid=4501$/.test(l))).toBe(true);
   });
 
   it('a watched shell\'s children are watched: their chdir()s are reported, never inferred from a changed cwd', async () => {

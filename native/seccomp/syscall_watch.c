@@ -25,7 +25,7 @@
  * supervisors never mix): space-separated numbers, then three tab-separated
  * strings with \t, \n, \\ and bytes < 0x20 or >= 0x7f escaped as \ooo:
  *
- *   S pid nr ret a0 a1 a2 a3 a4 a5 dev ino mode\tstr0\tstr1\tabs\n
+ *   S pid nr ret a0 a1 a2 a3 a4 a5 dev ino mode\tstr0\tstr1\tabs\tcomm\n
  *
  *   pid       the calling thread (as in /proc)
  *   nr        x86_64 system call number
@@ -39,6 +39,8 @@
  *   str1      symlink: the new link's path as passed
  *   abs       the path the call resolves, absolute (lexical: cwd or dirfd
  *             joined, "." and ".." folded, symlinks not followed)
+ *   comm      the caller's comm (it is alive now; it may be gone when the
+ *             daemon reads the line)
  *
  * The supervisor leaves the command's session and ignores terminal
  * signals: if it died, the watched calls would fail with ENOSYS. It exits
@@ -192,6 +194,21 @@ static void proc_link(pid_t pid, const char *what, char *out, size_t n)
 	out[r < 0 ? 0 : r] = 0;
 }
 
+/* The first line of /proc/PID/<what>, without its newline. */
+static void proc_file_line(pid_t pid, const char *what, char *out, size_t n)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
+	out[0] = 0;
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t r = read(fd, out, n - 1);
+	close(fd);
+	out[r < 0 ? 0 : r] = 0;
+	out[strcspn(out, "\n")] = 0;
+}
+
 /* The directory a relative path starts from: the cwd, or the directory open as dirfd. */
 static void base_dir(pid_t pid, int64_t dirfd, char *out, size_t n)
 {
@@ -335,14 +352,16 @@ static void report(const struct seccomp_notif *req, long ret, const uint64_t a[6
 	/* The memory read was that caller's only if the request is still pending (its pid not reused). */
 	if (fifo < 0 || ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
 		return;
-	char line[4096], e0[1300], e1[1300], ea[1300];
+	char line[4096], e0[1300], e1[1300], ea[1300], comm[32], ec[80];
+	proc_file_line(req->pid, "comm", comm, sizeof(comm));
+	escape(comm, ec, sizeof(ec));
 	escape(s0, e0, sizeof(e0));
 	escape(s1, e1, sizeof(e1));
 	escape(abs, ea, sizeof(ea));
-	int n = snprintf(line, sizeof(line), "S %d %d %ld %llx %llx %llx %llx %llx %llx %u:%u %llu %o\t%s\t%s\t%s\n", req->pid, req->data.nr, ret,
+	int n = snprintf(line, sizeof(line), "S %d %d %ld %llx %llx %llx %llx %llx %llx %u:%u %llu %o\t%s\t%s\t%s\t%s\n", req->pid, req->data.nr, ret,
 			 (unsigned long long)a[0], (unsigned long long)a[1], (unsigned long long)a[2], (unsigned long long)a[3], (unsigned long long)a[4],
 			 (unsigned long long)a[5], st ? major(st->st_dev) : 0, st ? minor(st->st_dev) : 0, st ? (unsigned long long)st->st_ino : 0ULL,
-			 st ? (unsigned)st->st_mode : 0, e0, e1, ea);
+			 st ? (unsigned)st->st_mode : 0, e0, e1, ea, ec);
 	if (n <= 0 || n >= (int)sizeof(line))
 		return;
 	if (write(fifo, line, (size_t)n) < 0 && errno == EPIPE) {

@@ -35,6 +35,8 @@ export interface HostSyscall {
   path2: string;
   /** The path the call resolves, absolute. */
   abs: string;
+  /** The caller's comm when it made the call (it may be gone by now). */
+  comm?: string;
 }
 
 /** `\ooo` escapes of the watcher's strings. */
@@ -44,7 +46,7 @@ function unescapeField(s: string): string {
 
 /** Parses a watcher line; undefined if it is not one. */
 export function parseHostSyscall(line: string): HostSyscall | undefined {
-  const [head, s0 = '', s1 = '', abs = ''] = line.split('\t');
+  const [head, s0 = '', s1 = '', abs = '', comm] = line.split('\t');
   const f = head!.split(' ');
   if (f[0] !== 'S' || f.length < 13) return undefined;
   const pid = Number(f[1]);
@@ -54,7 +56,7 @@ export function parseHostSyscall(line: string): HostSyscall | undefined {
   const args = f.slice(4, 10).map((x) => BigInt.asUintN(64, BigInt(`0x${x}`)));
   const ino = Number(f[11]);
   const mode = parseInt(f[12]!, 8);
-  return { pid, nr, ret, args, file: mode ? { dev: f[10]!, ino, mode } : undefined, path: unescapeField(s0), path2: unescapeField(s1), abs: unescapeField(abs) };
+  return { pid, nr, ret, args, file: mode ? { dev: f[10]!, ino, mode } : undefined, path: unescapeField(s0), path2: unescapeField(s1), abs: unescapeField(abs), comm: comm ? unescapeField(comm) : undefined };
 }
 
 const AT_FDCWD = -100;
@@ -106,7 +108,7 @@ export class HostSyscalls {
     const k = this.k;
     const call = CALLS[rec.nr];
     if (!call) return;
-    const task = k.taskOf({ pid: rec.pid, uid: 0, gid: 0 });
+    const task = k.mirror.taskOf(rec.pid, rec.comm);
     if (task.kthread || task.exited) return;
     // Its chdir()s are seen as they happen: none is inferred from a changed cwd.
     task.syscallsWatched = true;

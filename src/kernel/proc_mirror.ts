@@ -31,18 +31,22 @@ export class ProcessMirror {
     private readonly src: ProcSource | undefined,
   ) {}
 
-  /** The task of a calling process, its birth, exec or a predecessor's death inferred on the way. */
-  taskOf(pid: number): Task {
+  /**
+   * The task of a calling process, its birth, exec or a predecessor's death
+   * inferred on the way. `comm`: what the caller was called when it made the
+   * call, for a process gone from /proc before its mirror was made.
+   */
+  taskOf(pid: number, comm = '<...>'): Task {
     const known = this.h.tasks.process(pid);
     if (known && known.origin === 'manual') return known;
-    if (!this.src) return known ?? this.adopt({ pid, tgid: pid, comm: '<...>', ppid: 1, cpu: 0, startTime: 0 }, false);
+    if (!this.src) return known ?? this.adopt({ pid, tgid: pid, comm, ppid: 1, cpu: 0, startTime: 0 }, false);
     const info = this.src.stat(pid);
     if (known && !known.exited && (!info || info.startTime === known.startTime)) {
       if (info) this.refresh(known, info);
       return known;
     }
     if (known) this.exited(known);
-    if (!info) return this.adopt({ pid, tgid: pid, comm: '<...>', ppid: 1, cpu: 0, startTime: 0 }, false);
+    if (!info) return this.adopt({ pid, tgid: pid, comm, ppid: 1, cpu: 0, startTime: 0 }, false);
     return this.born(info);
   }
 
@@ -150,8 +154,10 @@ export class ProcessMirror {
     if (parent) this.h.procs.fork(parent, child);
   }
 
-  onExec(pid: number, comm: string, exe?: string): void {
+  onExec(pid: number, reported: string, exe?: string): void {
     const t = this.h.tasks.process(pid) ?? this.taskOf(pid);
+    // A process gone before its comm could be read: the kernel named it after the file it ran.
+    const comm = reported || (exe ? (exe.split('/').pop() ?? '') : '') || t.comm;
     if (t.execInferred && t.comm === comm) {
       t.execInferred = false;
       return;
