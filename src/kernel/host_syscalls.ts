@@ -59,7 +59,8 @@ export function parseHostSyscall(line: string): HostSyscall | undefined {
   return { pid, nr, ret, args, file: mode ? { dev: f[10]!, ino, mode } : undefined, path: unescapeField(s0), path2: unescapeField(s1), abs: unescapeField(abs), comm: comm ? unescapeField(comm) : undefined };
 }
 
-const AT_FDCWD = -100;
+/** AT_FDCWD as the kernel has it once the syscall wrapper made it an int. */
+const KERNEL_AT_FDCWD = BigInt.asUintN(64, -100n);
 const O_ACCMODE = 3;
 const O_CREAT = 0o100;
 
@@ -88,6 +89,18 @@ const FS_KNOWN: Record<string, { magic: number; fsType?: string; inodeCache: str
   btrfs: { magic: 0x9123683e, fsType: 'btrfs_fs_type', inodeCache: 'btrfs_inode' },
   xfs: { magic: 0x58465342, fsType: 'xfs_fs_type', inodeCache: 'xfs_inode' },
 };
+
+/** An int argument as the kernel has it after the syscall wrapper's conversion (sign-extended). */
+function kernelInt(v: bigint | undefined): bigint {
+  return BigInt.asUintN(64, BigInt.asIntN(32, v ?? 0n));
+}
+
+/** What a call's kind prepares: its arguments, its captured tree, the file it opens. */
+interface Prepared {
+  args: bigint[];
+  block?: string;
+  opened?: { vfs: MountVfs; file: KFile };
+}
 
 /** A mount of the machine, with the objects of the files touched on it. */
 interface HostMount {
@@ -121,69 +134,8 @@ export class HostSyscalls {
   private traced(task: Task, rec: HostSyscall, call: { sys: string; kind: Kind }): void {
     const k = this.k;
     k.sched.ensureRunning(task);
-    const user = k.userMm(task);
     const env: PathEnv = { task: task.addr, tsk: task.addr, 'struct task_struct': task.addr, 'struct mnt_idmap': k.symbolAddr('nop_mnt_idmap') };
-    const a = rec.args;
-    let args: bigint[];
-    let block: string | undefined;
-    let opened: { vfs: MountVfs; file: KFile } | undefined;
-    // An int argument as the kernel has it after the syscall wrapper's conversion (AT_FDCWD: all ones above -100).
-    const dfd = (i: number): bigint => BigInt.asUintN(64, BigInt.asIntN(32, a[i] ?? 0n));
-    switch (call.kind) {
-      case 'open': {
-        const filename = user.stackString(rec.path);
-        const at = rec.nr === 257 || rec.nr === 437;
-        const flags = rec.nr === 85 ? 0o1101n : (a[at ? 2 : 1] ?? 0n);
-        const mode = a[at ? 3 : rec.nr === 85 ? 1 : 2] ?? 0n;
-        // The arguments as the registers had them; only the path moves to this process's emulated memory.
-        if (rec.nr === 437) {
-          const how = user.stackBuffer(24);
-          user.put(how, howBytes(flags, mode));
-          args = [a[0] ?? 0n, filename, how, 24n];
-        } else if (rec.nr === 257) args = [a[0] ?? 0n, filename, flags, mode];
-        else if (rec.nr === 85) args = [filename, mode];
-        else args = [filename, flags, mode];
-        block = `host:sys_openat:${openKind(rec, Number(flags))}`;
-        Object.assign(env, { dfd: at ? dfd(0) : BigInt.asUintN(64, BigInt(AT_FDCWD)), filename, flags, mode, 'struct filename': k.entry.kernelFilename(rec.path) });
-        const s = this.scratchOf();
-        k.kmem.space.write(s.how, howBytes(flags, mode));
-        env.how = s.how;
-        env['struct open_how'] = s.how;
-        if (rec.ret >= 0) {
-          const mode = rec.file?.mode ?? S_IFREG | (Number(env.mode) & 0o7777);
-          const d = this.dentry(task, rec.abs, mode, rec.file?.ino);
-          opened = { vfs: d.vfs, file: d.vfs.openFile(d.dentry, Number(flags), undefined, rec.ret) };
-          k.entry.fileEnv(env, opened.file);
-        }
-        break;
-      }
-      case 'chdir':
-      case 'fchdir': {
-        if (call.kind === 'chdir') {
-          const filename = user.stackString(rec.path);
-          args = [filename];
-          const name = k.entry.kernelFilename(rec.path);
-          Object.assign(env, { filename, 'struct filename': name, name });
-          block = rec.ret < 0 ? 'host:sys_chdir:enoent' : 'host:sys_chdir';
-        } else args = [a[0] ?? 0n]; // fchdir's own tree was not captured: its events only
-        if (rec.ret >= 0) this.pathEnv(env, this.dentry(task, rec.abs, rec.file?.mode ?? S_IFDIR | 0o755, rec.file?.ino));
-        break;
-      }
-      case 'symlink': {
-        const oldname = user.stackString(rec.path);
-        const newname = user.stackString(rec.path2);
-        args = rec.nr === 266 ? [oldname, a[1] ?? 0n, newname] : [oldname, newname];
-        block = rec.ret < 0 ? 'host:sys_symlink:eexist' : 'host:sys_symlink';
-        const from = k.entry.kernelFilename(rec.path);
-        const to = k.entry.kernelFilename(rec.path2);
-        const kname = k.entry.filenameName(from);
-        const d = this.dentry(task, rec.abs, 0o120777, rec.file?.ino);
-        Object.assign(env, { from, to, newdfd: rec.nr === 266 ? dfd(1) : BigInt.asUintN(64, BigInt(AT_FDCWD)), oldname: kname, symname: kname });
-        Object.assign(env, { dentry: d.dentry.addr, 'struct dentry': d.dentry.addr, dir: d.dentry.parent?.inode ?? 0n, 'struct inode': d.dentry.parent?.inode ?? 0n });
-        break;
-      }
-    }
-
+    const { args, block, opened } = call.kind === 'open' ? this.open(task, rec, env) : call.kind === 'symlink' ? this.symlink(task, rec, env) : this.chdir(task, rec, env, call.kind);
     const nr = rec.nr;
     k.entry.sysEnter(task, nr, args);
     const ret = BigInt(rec.ret);
@@ -210,6 +162,67 @@ export class HostSyscalls {
     // Nothing in these trees waits; should something (a tick) make it, the call ends when the tree does.
     if (r instanceof Promise) void r.then(exit, exit);
     else exit();
+  }
+
+  /** open, creat, openat, openat2: the arguments as the registers had them (the path moves to this process's emulated memory). */
+  private open(task: Task, rec: HostSyscall, env: PathEnv): Prepared {
+    const k = this.k;
+    const user = k.userMm(task);
+    const a = rec.args;
+    const filename = user.stackString(rec.path);
+    const at = rec.nr === 257 || rec.nr === 437;
+    const flags = rec.nr === 85 ? 0o1101n : (a[at ? 2 : 1] ?? 0n);
+    const mode = a[at ? 3 : rec.nr === 85 ? 1 : 2] ?? 0n;
+    let args: bigint[];
+    if (rec.nr === 437) {
+      const how = user.stackBuffer(24);
+      user.put(how, howBytes(flags, mode));
+      args = [a[0] ?? 0n, filename, how, 24n];
+    } else if (rec.nr === 257) args = [a[0] ?? 0n, filename, flags, mode];
+    else if (rec.nr === 85) args = [filename, mode];
+    else args = [filename, flags, mode];
+    const how = this.scratchOf().how;
+    k.kmem.space.write(how, howBytes(flags, mode));
+    Object.assign(env, { dfd: at ? kernelInt(a[0]) : KERNEL_AT_FDCWD, filename, flags, mode, how, 'struct open_how': how, 'struct filename': k.entry.kernelFilename(rec.path) });
+    let opened: Prepared['opened'];
+    if (rec.ret >= 0) {
+      const d = this.dentry(task, rec.abs, rec.file?.mode ?? S_IFREG | (Number(mode) & 0o7777), rec.file?.ino);
+      opened = { vfs: d.vfs, file: d.vfs.openFile(d.dentry, Number(flags), undefined, rec.ret) };
+      k.entry.fileEnv(env, opened.file);
+    }
+    return { args, block: `host:sys_openat:${openKind(rec, Number(flags))}`, opened };
+  }
+
+  /** chdir, fchdir (whose own tree was not captured: its events only). */
+  private chdir(task: Task, rec: HostSyscall, env: PathEnv, kind: 'chdir' | 'fchdir'): Prepared {
+    const k = this.k;
+    let args: bigint[];
+    let block: string | undefined;
+    if (kind === 'chdir') {
+      const filename = k.userMm(task).stackString(rec.path);
+      args = [filename];
+      const name = k.entry.kernelFilename(rec.path);
+      Object.assign(env, { filename, 'struct filename': name, name });
+      block = rec.ret < 0 ? 'host:sys_chdir:enoent' : 'host:sys_chdir';
+    } else args = [rec.args[0] ?? 0n];
+    if (rec.ret >= 0) this.pathEnv(env, this.dentry(task, rec.abs, rec.file?.mode ?? S_IFDIR | 0o755, rec.file?.ino));
+    return { args, block };
+  }
+
+  /** symlink, symlinkat: vfs_symlink gets the new dentry, its directory's inode and the kernel's copy of the target. */
+  private symlink(task: Task, rec: HostSyscall, env: PathEnv): Prepared {
+    const k = this.k;
+    const user = k.userMm(task);
+    const oldname = user.stackString(rec.path);
+    const newname = user.stackString(rec.path2);
+    const at = rec.nr === 266;
+    const from = k.entry.kernelFilename(rec.path);
+    const kname = k.entry.filenameName(from);
+    const d = this.dentry(task, rec.abs, 0o120777, rec.file?.ino);
+    const dir = d.dentry.parent?.inode ?? 0n;
+    Object.assign(env, { from, to: k.entry.kernelFilename(rec.path2), newdfd: at ? kernelInt(rec.args[1]) : KERNEL_AT_FDCWD, oldname: kname, symname: kname });
+    Object.assign(env, { dentry: d.dentry.addr, 'struct dentry': d.dentry.addr, dir, 'struct inode': dir });
+    return { args: at ? [oldname, rec.args[1] ?? 0n, newname] : [oldname, newname], block: rec.ret < 0 ? 'host:sys_symlink:eexist' : 'host:sys_symlink' };
   }
 
   /** The block's tree, under the entry function the call came through (open and openat share their body). */
