@@ -26,12 +26,12 @@ const devNull = (ret = 3) => line({ nr: 257, ret, args: [AT_FDCWD, 0x7ffc0000n, 
 
 describe('the watcher\'s lines', () => {
   it('carry the call, its predicted result, the file and the paths (escaped)', () => {
-    const r = parseHostSyscall('S 4707 257 3 ffffff9c 563cc7e971e0 241 1b6 7f4536419c70 1 0:6 3 20666\t/dev/null\t\t/dev/null\tsh')!;
-    expect(r).toMatchObject({ pid: 4707, nr: 257, ret: 3, file: { dev: '0:6', ino: 3, mode: 0o20666 }, path: '/dev/null', path2: '', abs: '/dev/null', comm: 'sh' });
+    const r = parseHostSyscall('S 4707 257 3 ffffff9c 563cc7e971e0 241 1b6 7f4536419c70 1 0:6 3 20666 4700\t/dev/null\t\t/dev/null\tsh')!;
+    expect(r).toMatchObject({ pid: 4707, nr: 257, ret: 3, file: { dev: '0:6', ino: 3, mode: 0o20666 }, path: '/dev/null', path2: '', abs: '/dev/null', comm: 'sh', ppid: 4700 });
     expect(r.args[0]).toBe(0xffffff9cn);
     expect(r.args[2]).toBe(0o1101n);
     const s = parseHostSyscall('S 1 266 -17 0 ffffff9c 0 0 0 0 0:0 0 0\ta\\011b\tdir\\134x\t/tmp/dir\\134x')!;
-    expect(s).toMatchObject({ nr: 266, ret: -17, file: undefined, path: 'a\tb', path2: 'dir\\x', abs: '/tmp/dir\\x' });
+    expect(s).toMatchObject({ nr: 266, ret: -17, file: undefined, path: 'a\tb', path2: 'dir\\x', abs: '/tmp/dir\\x', ppid: 0 });
     expect(parseHostSyscall('F 1 2 2 3 3')).toBeUndefined();
   });
 });

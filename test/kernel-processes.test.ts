@@ -39,6 +39,26 @@ describe('process mirror', () => {
     expect(k.structs.get(t.addr, 'task_struct', 'real_parent')).toBe(k.tasks.get(500)!.addr);
   });
 
+  it('a process already gone when its watched call is read is born of the parent the watcher saw (its fork line may come later)', () => {
+    const { k, proc } = kernelEmu();
+    proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5 });
+    const evs = recordEvents(k, SCHED_EVENTS);
+    const calls = recordCalls(k, (n) => n === 'kernel_clone');
+    const t = k.mirror.taskOf(901, 'ping', 900);
+    expect(t.comm).toBe('ping');
+    expect(t.ppid).toBe(900);
+    expect(evs.find((e) => e.name === 'sched_process_fork')!.args).toMatchObject({ parent_pid: 900, child_pid: 901 });
+    expect(calls.map((c) => `${c.name}/${c.pid}`)).toEqual(['kernel_clone/900']);
+    // the proc connector's fork and exec, read afterwards, change nothing
+    k.mirror.onFork(900, 901, 901);
+    k.mirror.onExec(901, 'ping');
+    expect(evs.filter((e) => e.name === 'sched_process_fork' || e.name === 'sched_process_exec').map((e) => e.name)).toEqual(['sched_process_fork', 'sched_process_exec']);
+    // without a parent, as before: adopted under init, no birth invented
+    evs.length = 0;
+    expect(k.mirror.taskOf(902, 'gone').ppid).toBe(1);
+    expect(evs.filter((e) => e.name === 'sched_process_fork')).toEqual([]);
+  });
+
   it('mirrors processes older than the emulator without inventing their birth', async () => {
     const { k, fs, proc } = kernelEmu();
     proc.set({ pid: 600, comm: 'sshd', ppid: 1, startTime: 3 });

@@ -25,7 +25,7 @@
  * supervisors never mix): space-separated numbers, then three tab-separated
  * strings with \t, \n, \\ and bytes < 0x20 or >= 0x7f escaped as \ooo:
  *
- *   S pid nr ret a0 a1 a2 a3 a4 a5 dev ino mode\tstr0\tstr1\tabs\tcomm\n
+ *   S pid nr ret a0 a1 a2 a3 a4 a5 dev ino mode ppid\tstr0\tstr1\tabs\tcomm\n
  *
  *   pid       the calling thread (as in /proc)
  *   nr        x86_64 system call number
@@ -35,6 +35,9 @@
  *   a0..a5    the raw arguments (openat2: a2 = how->flags, a3 = how->mode)
  *   dev ino mode  the file the call is on (st_dev as major:minor, st_ino,
  *             st_mode; 0 0 0 when it does not exist yet)
+ *   ppid      the caller's parent (read while it waits: a short-lived
+ *             process may be gone, and its fork not yet reported, when the
+ *             daemon reads the line)
  *   str0      the path argument as passed (symlink: the target)
  *   str1      symlink: the new link's path as passed
  *   abs       the path the call resolves, absolute (lexical: cwd or dirfd
@@ -209,6 +212,18 @@ static void proc_file_line(pid_t pid, const char *what, char *out, size_t n)
 	out[strcspn(out, "\n")] = 0;
 }
 
+/* The parent of a process (4th field of /proc/PID/stat, after the comm in parentheses); 0 if unknown. */
+static int proc_ppid(pid_t pid)
+{
+	char stat[512];
+	proc_file_line(pid, "stat", stat, sizeof(stat));
+	const char *close_paren = strrchr(stat, ')');
+	int ppid = 0;
+	if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
 /* The directory a relative path starts from: the cwd, or the directory open as dirfd. */
 static void base_dir(pid_t pid, int64_t dirfd, char *out, size_t n)
 {
@@ -358,10 +373,10 @@ static void report(const struct seccomp_notif *req, long ret, const uint64_t a[6
 	escape(s0, e0, sizeof(e0));
 	escape(s1, e1, sizeof(e1));
 	escape(abs, ea, sizeof(ea));
-	int n = snprintf(line, sizeof(line), "S %d %d %ld %llx %llx %llx %llx %llx %llx %u:%u %llu %o\t%s\t%s\t%s\t%s\n", req->pid, req->data.nr, ret,
+	int n = snprintf(line, sizeof(line), "S %d %d %ld %llx %llx %llx %llx %llx %llx %u:%u %llu %o %d\t%s\t%s\t%s\t%s\n", req->pid, req->data.nr, ret,
 			 (unsigned long long)a[0], (unsigned long long)a[1], (unsigned long long)a[2], (unsigned long long)a[3], (unsigned long long)a[4],
 			 (unsigned long long)a[5], st ? major(st->st_dev) : 0, st ? minor(st->st_dev) : 0, st ? (unsigned long long)st->st_ino : 0ULL,
-			 st ? (unsigned)st->st_mode : 0, e0, e1, ea, ec);
+			 st ? (unsigned)st->st_mode : 0, proc_ppid((pid_t)req->pid), e0, e1, ea, ec);
 	if (n <= 0 || n >= (int)sizeof(line))
 		return;
 	if (write(fifo, line, (size_t)n) < 0 && errno == EPIPE) {

@@ -37,6 +37,8 @@ export interface HostSyscall {
   abs: string;
   /** The caller's comm when it made the call (it may be gone by now). */
   comm?: string;
+  /** The caller's parent when it made the call (0: unknown). */
+  ppid: number;
 }
 
 /** `\ooo` escapes of the watcher's strings. */
@@ -56,7 +58,8 @@ export function parseHostSyscall(line: string): HostSyscall | undefined {
   const args = f.slice(4, 10).map((x) => BigInt.asUintN(64, BigInt(`0x${x}`)));
   const ino = Number(f[11]);
   const mode = parseInt(f[12]!, 8);
-  return { pid, nr, ret, args, file: mode ? { dev: f[10]!, ino, mode } : undefined, path: unescapeField(s0), path2: unescapeField(s1), abs: unescapeField(abs), comm: comm ? unescapeField(comm) : undefined };
+  const ppid = Number(f[13] ?? 0) || 0;
+  return { pid, nr, ret, args, file: mode ? { dev: f[10]!, ino, mode } : undefined, path: unescapeField(s0), path2: unescapeField(s1), abs: unescapeField(abs), comm: comm ? unescapeField(comm) : undefined, ppid };
 }
 
 /** AT_FDCWD as the kernel has it once the syscall wrapper made it an int. */
@@ -121,7 +124,7 @@ export class HostSyscalls {
     const k = this.k;
     const call = CALLS[rec.nr];
     if (!call) return;
-    const task = k.mirror.taskOf(rec.pid, rec.comm);
+    const task = k.mirror.taskOf(rec.pid, rec.comm, rec.ppid);
     if (task.kthread || task.exited) return;
     // Its chdir()s are seen as they happen: none is inferred from a changed cwd.
     task.syscallsWatched = true;

@@ -34,9 +34,10 @@ export class ProcessMirror {
   /**
    * The task of a calling process, its birth, exec or a predecessor's death
    * inferred on the way. `comm`: what the caller was called when it made the
-   * call, for a process gone from /proc before its mirror was made.
+   * call, and `ppid` its parent then, for a process gone from /proc before
+   * its mirror was made.
    */
-  taskOf(pid: number, comm = '<...>'): Task {
+  taskOf(pid: number, comm = '<...>', ppid = 0): Task {
     const known = this.h.tasks.process(pid);
     if (known && known.origin === 'manual') return known;
     if (!this.src) return known ?? this.adopt({ pid, tgid: pid, comm, ppid: 1, cpu: 0, startTime: 0 }, false);
@@ -46,8 +47,10 @@ export class ProcessMirror {
       return known;
     }
     if (known) this.exited(known);
-    if (!info) return this.adopt({ pid, tgid: pid, comm, ppid: 1, cpu: 0, startTime: 0 }, false);
-    return this.born(info);
+    if (info) return this.born(info);
+    // Gone already, its fork not reported yet (the proc connector's line comes later): born of the parent the watcher saw.
+    if (!known && ppid > 0 && comm !== '<...>') return this.born({ pid, tgid: pid, comm, ppid, cpu: this.h.tasks.get(ppid)?.cpu ?? 0, startTime: Number.MAX_SAFE_INTEGER });
+    return this.adopt({ pid, tgid: pid, comm, ppid: 1, cpu: 0, startTime: 0 }, false);
   }
 
   /**
