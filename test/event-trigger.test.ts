@@ -131,11 +131,6 @@ describe('event triggers (7.2 oracle)', () => {
     await expect(w(F, 'disable_event:sched:sched_switch\n')).rejects.toBeDefined();
   });
 
-  it('refuses hist triggers until they exist', async () => {
-    const { w } = emulator();
-    await expect(w(T, 'hist:keys=prev_pid\n')).rejects.toMatchObject({ code: 'EINVAL' });
-  });
-
   it('a snapshot trigger on ftrace/print swaps the buffers between a marker\'s reserve and commit: the marks alternate', async () => {
     const { w, r } = emulator();
     await w('events/ftrace/print/trigger', 'snapshot\n');

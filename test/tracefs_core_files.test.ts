@@ -33,9 +33,10 @@ describe('README', () => {
     // the probe events are built in
     expect(text).toContain('  kprobe_events\t\t- Create/append/remove/show the kernel dynamic events\n');
     expect(text).toContain('place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>\n');
-    expect(text).not.toContain('hist trigger');
-    tracing.features.add('hist_triggers');
-    expect(await read('README')).toContain('      hist trigger\t- If set, event hits are aggregated into a hash table\n');
+    // so are the events, their triggers and hist triggers
+    expect(text).toContain('      hist trigger\t- If set, event hits are aggregated into a hash table\n');
+    expect(tracing.features.has('hist_triggers')).toBe(true);
+    expect(readmeText('7.2', new Set(['events', 'event_triggers']))).not.toContain('hist trigger');
   });
 });
 

@@ -26,6 +26,7 @@ export const errno = {
   ESPIPE: 29,
   EROFS: 30,
   EMLINK: 31,
+  EDOM: 33,
   ERANGE: 34,
   EDEADLK: 35,
   ENAMETOOLONG: 36,

@@ -18,7 +18,8 @@ import { processTrigger, showTriggers } from '../trace/events/triggers/trigger.j
 import { entryHeaderFormat, pageHeaderFormat } from '../trace/ring_buffer_event.js';
 import type { TraceArray } from '../trace/trace_array.js';
 import { addEventRootFiles } from './files/event_files.js';
-import { Dir, File, type FileOps, type Node, type OpenFile } from './node.js';
+import { histFileOps } from './files/hist_file.js';
+import { Dir, File, type FileOps, type Node, O_TRUNC, type OpenFile } from './node.js';
 import { parseUlong, seqRead, sliceAt } from './seq_file.js';
 
 const PAGE_SIZE = 4096;
@@ -269,6 +270,10 @@ export class EventsDir {
         case 'trigger':
           d.add(
             new File('trigger', 0o640, hold({
+              open(f) {
+                // an O_TRUNC open for writing drops what each command's unreg_all drops (hist triggers)
+                if (f.writable && f.flags & O_TRUNC) for (const c of te.triggerCommands.all()) c.unregAll?.(ae.file(type));
+              },
               ...seqRead(() => {
                 const f = ae.peek(type);
                 return f ? showTriggers(f) : showTriggers(ae.file(type));
@@ -289,7 +294,7 @@ export class EventsDir {
           d.add(new File('id', 0o440, hold(oneShot(() => `${type.id}\n`))));
           break;
         case 'hist':
-          d.add(new File('hist', 0o440, hold(seqRead(() => (te.histShow ? te.histShow(ae.file(type)) : '')))));
+          d.add(new File('hist', 0o440, hold(histFileOps(ae.tr.tracing, () => ae.file(type)))));
           break;
       }
     }

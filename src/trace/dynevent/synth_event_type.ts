@@ -22,8 +22,17 @@ function fieldFmt(type: string): string {
   return '%llu';
 }
 
-/** A value for a synthetic field: a number, or a string for string fields. */
-export type SynthValue = bigint | number | string;
+/** A value for a synthetic field: a number, a string for string fields, the entries of a stack for stack fields. */
+export type SynthValue = bigint | number | string | readonly bigint[];
+
+/** A stack field's data: the number of entries, then the entries (as a hist variable holds a stack). */
+function stackBytes(entries: readonly bigint[]): Buffer {
+  const n = Math.min(entries.length, 31);
+  const b = Buffer.alloc((n + 1) * 8);
+  b.writeBigUInt64LE(BigInt(n), 0);
+  for (let i = 0; i < n; i++) b.writeBigUInt64LE(BigInt.asUintN(64, entries[i]!), (i + 1) * 8);
+  return b;
+}
 
 export class SynthEventType implements TraceEventType {
   constructor(
@@ -54,16 +63,18 @@ export class SynthEventType implements TraceEventType {
     const layout = this.se.formatFields();
     let fixed = TRACE_ENTRY_SIZE;
     for (const f of fields) fixed += f.string && !f.dynamic ? STR_VAR_LEN_MAX : 8;
-    const dyn: Buffer[] = fields.map((f, i) =>
-      f.string && f.dynamic ? Buffer.from(String(values[i] ?? '') + '\0', 'latin1') : Buffer.alloc(0),
-    );
+    const dyn: Buffer[] = fields.map((f, i) => {
+      const v = values[i];
+      if (f.stack) return stackBytes(Array.isArray(v) ? v : []);
+      return f.string && f.dynamic ? Buffer.from(String(v ?? '') + '\0', 'latin1') : Buffer.alloc(0);
+    });
     const buf = Buffer.alloc(fixed + dyn.reduce((n, b) => n + b.length, 0));
     writeCommonHeader(buf, this.id, ctx);
     let off = fixed;
     fields.forEach((f, i) => {
       const at = layout[i].offset;
       const v = values[i];
-      if (f.string && f.dynamic) {
+      if ((f.string && f.dynamic) || f.stack) {
         buf.writeUInt16LE(off, at);
         buf.writeUInt16LE(dyn[i].length, at + 2);
         dyn[i].copy(buf, off);
@@ -71,7 +82,7 @@ export class SynthEventType implements TraceEventType {
       } else if (f.string) {
         Buffer.from(String(v ?? ''), 'latin1').copy(buf, at, 0, STR_VAR_LEN_MAX - 1);
       } else {
-        const n = BigInt.asUintN(64, typeof v === 'string' ? 0n : BigInt(v ?? 0));
+        const n = BigInt.asUintN(64, typeof v === 'string' || Array.isArray(v) ? 0n : BigInt((v as bigint | number | undefined) ?? 0));
         switch (f.size) {
           case 1:
             buf.writeUInt8(Number(n & 0xffn), at);

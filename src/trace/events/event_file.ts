@@ -127,8 +127,9 @@ export class EventFile {
     }
     if (pidFilter && this.ignoredPid(p)) return;
     const cpu = p.ctx.cpu;
-    // Soft-disabled and filtered events are built in a side buffer, so their triggers run with tracing off too.
-    if (!this.softDisabled && !this.filtered && !recordingOn(this.tr, cpu)) return;
+    // Soft-disabled and filtered events, and those whose triggers need the record, are built in a side
+    // buffer when the ring buffer is off, so their triggers run with tracing off too.
+    if (!this.softDisabled && !this.filtered && !this.triggerCond && !recordingOn(this.tr, cpu)) return;
     const data = p.data();
     let post = 0;
     if (this.triggerCond) post = callTriggers(this, data, p.ctx);

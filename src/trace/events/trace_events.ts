@@ -26,6 +26,7 @@ import { KernelStringTable, RecordBuilder } from './record_builder.js';
 import { StaticEventType } from './static_event.js';
 import { createStaticEventType } from './static_events.js';
 import { SyscallTracepoints } from './syscall_records.js';
+import { histCommand, histState } from './hist/hist_trigger.js';
 import { standardTriggerCommands } from './triggers/commands.js';
 import { callPostTriggers, callTriggers } from './triggers/trigger.js';
 
@@ -71,8 +72,6 @@ export class TraceEvents {
   memory: MemoryAccess;
   /** %p's hashed ids: keyed by the kernel's seed, so a run is reproducible. */
   readonly hashPointer: (addr: bigint) => bigint;
-  /** What an event's `hist` file shows (the hist triggers, when they exist). */
-  histShow?: (file: EventFile) => string;
   private order: TraceEventType[] = [];
   /** __TRACE_LAST_TYPE: where TRACE_EVENT ids start. */
   private readonly firstEventId: number;
@@ -103,6 +102,8 @@ export class TraceEvents {
     // README paragraphs of set_event, events/ and the trigger file.
     tracing.features.add('events');
     tracing.features.add('event_triggers');
+    tracing.features.add('hist_triggers');
+    this.triggerCommands.register(histCommand(histState(tracing)));
     const env = () => this.printEnv();
     for (const spec of cat.events) {
       if (tracing.eventTypes.byId(spec.id) || tracing.eventTypes.get(spec.system, spec.name)) continue;

@@ -78,7 +78,7 @@ export class FilterCompileError extends Error {
   }
 }
 
-type FilterType = 'other' | 'static_string' | 'dyn_string' | 'rdyn_string' | 'ptr_string' | 'cpu' | 'comm' | 'cpumask' | 'stacktrace';
+export type FilterType = 'other' | 'static_string' | 'dyn_string' | 'rdyn_string' | 'ptr_string' | 'cpu' | 'comm' | 'cpumask' | 'stacktrace';
 
 interface FilterField {
   name: string;
@@ -88,7 +88,8 @@ interface FilterField {
   type: FilterType;
 }
 
-function filterTypeOf(type: string): FilterType {
+/** The filter type of a field by its format type (what filters and hist triggers do with it). */
+export function filterTypeOf(type: string): FilterType {
   if (type.includes('__data_loc')) {
     if (type.includes('char')) return 'dyn_string';
     if (type.includes('cpumask_t')) return 'cpumask';

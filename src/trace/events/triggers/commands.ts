@@ -1,10 +1,16 @@
-/** The simple trigger commands: traceon, traceoff, snapshot, stacktrace, enable_event, disable_event. */
+/**
+ * The simple trigger commands: traceon, traceoff, snapshot, stacktrace,
+ * enable_event, disable_event, and enable_hist, disable_hist (which pause or
+ * continue another event's hist triggers; the `hist` command is in ../hist/).
+ */
 import { fail } from '../../../kernel/errno.js';
 import { armSnapshot, disarmSnapshot, recordStack, takeSnapshot } from '../array_hooks.js';
 import type { EventFile } from '../event_file.js';
 import { canEnable } from '../set_event.js';
 import {
   ETT_EVENT_ENABLE,
+  ETT_EVENT_HIST,
+  ETT_HIST_ENABLE,
   ETT_SNAPSHOT,
   ETT_STACKTRACE,
   ETT_TRACE_ONOFF,
@@ -106,11 +112,16 @@ const stacktrace: TriggerCommand = {
   print: (data) => printTrigger('stacktrace', data),
 };
 
-function enableEvent(name: 'enable_event' | 'disable_event'): TriggerCommand {
-  const enable = name === 'enable_event';
+type EnableCommandName = 'enable_event' | 'disable_event' | 'enable_hist' | 'disable_hist';
+
+/** event_enable_trigger_parse() and its commands: `name:system:event[:count] [if filter]`, the target kept soft-enabled. */
+function enableEvent(name: EnableCommandName): TriggerCommand {
+  const enable = name.startsWith('enable_');
+  const hist = name.endsWith('_hist');
+  const type = hist ? ETT_HIST_ENABLE : ETT_EVENT_ENABLE;
   return {
     name,
-    type: ETT_EVENT_ENABLE,
+    type,
     post: false,
     parse(file, glob, paramAndFilter) {
       if (paramAndFilter === undefined) fail('EINVAL');
@@ -119,13 +130,11 @@ function enableEvent(name: 'enable_event' | 'disable_event'): TriggerCommand {
       if (parts.length < 2) fail('EINVAL');
       const [system, event] = parts;
       const count = parts.length > 2 ? parts.slice(2).join(':') : undefined;
-      const type = file.owner.events.find(system, event);
-      if (!type || !canEnable(type)) fail('EINVAL');
-      const target = file.owner.file(type);
+      const target = findTarget(file, system!, event!);
       const data = newTriggerData(this, count);
       data.target = target;
       data.enable = enable;
-      const same = (t: TriggerData) => t.cmd.type === this.type && t.target === target;
+      const same = (t: TriggerData) => t.cmd.type === type && t.target === target;
       if (glob.startsWith('!')) {
         const d = unregisterTrigger(file, same);
         if (d) target.enableDisable(false, true);
@@ -143,19 +152,37 @@ function enableEvent(name: 'enable_event' | 'disable_event'): TriggerCommand {
     },
     countFunc(data) {
       if (data.count === 0) return false;
-      // Nothing to do if the event is already in the state this trigger wants.
-      if (data.enable === !data.target!.softDisabled) return false;
+      // Nothing to do if the event is already in the state this trigger wants (event_enable_count_func).
+      if (!hist && data.enable === !data.target!.softDisabled) return false;
       if (data.count !== -1) data.count--;
       return true;
     },
     trigger(data) {
-      data.target!.softDisabled = !data.enable;
+      if (!hist) {
+        data.target!.softDisabled = !data.enable;
+        return;
+      }
+      for (const t of data.target!.triggers) if (t.cmd.type === ETT_EVENT_HIST) t.paused = !data.enable;
     },
     print(data) {
       const t = data.target!.type;
       return printTrigger(`${name}:${t.system}:${t.name}`, data);
     },
+    // hist_enable_unreg_all(): an O_TRUNC open of `trigger` drops enable_hist/disable_hist (not enable_event)
+    unregAll: hist
+      ? (file) => {
+          for (let d = unregisterTrigger(file, (t) => t.cmd.type === type); d; d = unregisterTrigger(file, (t) => t.cmd.type === type)) {
+            d.target!.enableDisable(false, true);
+          }
+        }
+      : undefined,
   };
+}
+
+function findTarget(file: EventFile, system: string, event: string): EventFile {
+  const type = file.owner.events.find(system, event);
+  if (!type || !canEnable(type)) fail('EINVAL');
+  return file.owner.file(type);
 }
 
 export function standardTriggerCommands(): TriggerCommands {
@@ -167,5 +194,7 @@ export function standardTriggerCommands(): TriggerCommands {
   cmds.register(stacktrace);
   cmds.register(enableEvent('enable_event'));
   cmds.register(enableEvent('disable_event'));
+  cmds.register(enableEvent('enable_hist'));
+  cmds.register(enableEvent('disable_hist'));
   return cmds;
 }

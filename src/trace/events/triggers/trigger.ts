@@ -50,6 +50,8 @@ export interface TriggerCommand {
   needsRec?: boolean;
   /** Not a user's trigger: the `trigger` file does not show it (event probes' hooks). */
   hidden?: boolean;
+  /** unreg_all: what an O_TRUNC open of the `trigger` file removes of this command's triggers (hist ones). */
+  unregAll?(file: EventFile): void;
 }
 
 /** A trigger's command with the record it fired with (EVENT_CMD_FL_NEEDS_REC commands). */
@@ -65,6 +67,11 @@ export class TriggerCommands {
     /** Names the `trigger` file lists (the kernel's, hist ones included, even before they are implemented). */
     readonly listed: readonly string[],
   ) {}
+
+  /** Every command (an O_TRUNC open of `trigger` calls their unreg_all). */
+  all(): readonly TriggerCommand[] {
+    return this.cmds;
+  }
 
   register(cmd: TriggerCommand): void {
     if (this.cmds.some((c) => c.name === cmd.name)) fail('EBUSY');
