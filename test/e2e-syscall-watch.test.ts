@@ -81,6 +81,8 @@ describe.skipIf(!!skip)(`syscall_watch${skip ? ` (skipped: ${skip})` : ''}`, () 
       expect(dn.path).toBe('/dev/null');
       expect(dn.file?.mode).toBe(0o20666);
       expect(Number(dn.args[2]) & 0o1101).toBe(0o1101);
+      // the caller's parent, read while it waited: the shell under the watcher
+      expect(dn.ppid).toBeGreaterThan(1);
       // the new file did not exist yet when its open was reported
       expect(mine.find((c) => c.abs === `${dir}/new`)!.file).toBeUndefined();
     } finally {
@@ -172,6 +174,26 @@ describe.skipIf(!!skipMount)(`calls outside the mount through exec${skipMount ? 
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a hist trigger counts the programs a shell runs (sched_process_exec keyed by filename)', async () => {
+    const T = 'events/sched/sched_process_exec/trigger';
+    const r = await sh(
+      [
+        `echo 'hist:keys=filename:vals=hitcount' > ${T}`,
+        '/bin/true; /bin/true; /bin/true',
+        'sleep 0.3',
+        `cat ${T}`,
+        "grep 'true ' events/sched/sched_process_exec/hist",
+        `echo '!hist:keys=filename:vals=hitcount' >> ${T}`,
+        `head -1 ${T}`,
+      ].join('; '),
+    );
+    const [line, entry, after] = r.stdout.split('\n');
+    expect(line, r.stderr).toBe('hist:keys=filename:vals=hitcount:sort=hitcount:size=2048 [active]');
+    // the path as execve() was given it (the watcher saw it), however soon the program was gone
+    expect(entry).toBe(`{ filename: ${'/bin/true'.padEnd(50)} } hitcount:          3`);
+    expect(after).toBe('# Available triggers:');
   });
 
   it('an eprobe on sys_enter_chdir sees a `cd` into the directory the shell is in (add_remove_eprobe)', async () => {

@@ -151,6 +151,25 @@ describe.each(['7.2', '6.12'] as const)('watched system calls outside the mount 
     expect(got.some((l) => /^\s+true-4501 .*sched_process_exec: filename=\/usr\/bin\/true pid=4501 old_pid=4501$/.test(l))).toBe(true);
   });
 
+  it('an exec runs the path its execve() was given, even when the program is gone before /proc could tell', async () => {
+    const { w, lines, report } = setup();
+    await w('events/sched/sched_process_exec/enable', '1');
+    report(`F 1 ${SH.pid} ${SH.pid} 4601 4601`);
+    // the watcher saw execve("/bin/true") (predicted to succeed); the connector's helper found argv[0] gone
+    report(line({ pid: 4601, nr: 59, ret: 0, s0: '/bin/true', abs: '/bin/true', comm: 'sh' }));
+    report('E 1 4601 4601 \t');
+    // a failed execve() names nothing: the exec that follows is of what the connector says
+    report(`F 1 ${SH.pid} ${SH.pid} 4602 4602`);
+    report(line({ pid: 4602, nr: 59, ret: -2, s0: '/usr/local/bin/ls', abs: '/usr/local/bin/ls', comm: 'sh' }));
+    report('E 1 4602 4602 ls\t/usr/bin/ls');
+    await w('events/sched/sched_process_exec/enable', '0');
+    const got = (await lines()).filter((l) => l.includes('sched_process_exec'));
+    expect(got.map((l) => l.replace(/^\s+(\S+) .*: /, '$1 '))).toEqual([
+      'true-4601 filename=/bin/true pid=4601 old_pid=4601',
+      'ls-4602 filename=/usr/bin/ls pid=4602 old_pid=4602',
+    ]);
+  });
+
   it('a watched shell\'s children are watched: their chdir()s are reported, never inferred from a changed cwd', async () => {
     const { k, w, lines, report, proc, fs } = setup();
     const CHILD = { pid: 4402, uid: 0, gid: 0 };

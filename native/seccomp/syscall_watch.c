@@ -2,7 +2,7 @@
  * syscall_watch: runs a command so that tracefs-emu's emulated kernel sees
  * some of the system calls it (and every process it starts) makes on files
  * the emulator does not serve: opens of /dev/null, chdir() into a directory,
- * symlink(); and so that its mounts of tracefs or debugfs get the
+ * symlink(), the path an execve() is given; and so that its mounts of tracefs or debugfs get the
  * emulator's (see --fs). A seccomp filter hands those calls to a supervisor process
  * (SECCOMP_RET_USER_NOTIF); the supervisor reads their arguments from the
  * caller's memory, writes one line about each into the daemon's FIFO, and
@@ -85,8 +85,10 @@
 #define NR_SYMLINKAT 266
 #define NR_OPENAT2 437
 #define NR_MOUNT 165
+#define NR_EXECVE 59
+#define NR_EXECVEAT 322
 
-static const unsigned watched[] = {NR_OPEN, NR_CREAT, NR_CHDIR, NR_FCHDIR, NR_SYMLINK, NR_OPENAT, NR_SYMLINKAT, NR_OPENAT2, NR_MOUNT};
+static const unsigned watched[] = {NR_OPEN, NR_CREAT, NR_CHDIR, NR_FCHDIR, NR_SYMLINK, NR_OPENAT, NR_SYMLINKAT, NR_OPENAT2, NR_MOUNT, NR_EXECVE, NR_EXECVEAT};
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
 
 #define MAX_SERVED 32
@@ -490,6 +492,20 @@ static void handle(const struct seccomp_notif *req)
 			parent_of(abs, dir, sizeof(dir));
 			ret = stat(dir, &ds) < 0 ? -errno : S_ISDIR(ds.st_mode) ? 0 : -ENOTDIR;
 		}
+		break;
+	}
+	case NR_EXECVE:
+	case NR_EXECVEAT: {
+		/* The path as passed is what the exec's filename will be; the exec itself is reported by the proc connector. */
+		int at = req->data.nr == NR_EXECVEAT;
+		if (read_string(pid, arg[at ? 1 : 0], s0, sizeof(s0)) < 0)
+			return;
+		base_dir(pid, at ? (int64_t)(int)arg[0] : AT_FDCWD, base, sizeof(base));
+		absolute(base, s0, abs, sizeof(abs));
+		if (is_served(abs))
+			return;
+		exists = stat(abs, &st) == 0;
+		ret = !exists ? -errno : S_ISREG(st.st_mode) && (st.st_mode & 0111) ? 0 : -EACCES;
 		break;
 	}
 	default:

@@ -67,10 +67,11 @@ const KERNEL_AT_FDCWD = BigInt.asUintN(64, -100n);
 const O_ACCMODE = 3;
 const O_CREAT = 0o100;
 
+/** The calls run here; an exec is run by the process mirror when it happens. */
 type Kind = 'open' | 'chdir' | 'fchdir' | 'symlink';
 
 /** The calls the watcher reports: their entry function and what they are. */
-const CALLS: Record<number, { sys: string; kind: Kind }> = {
+const CALLS: Record<number, { sys: string; kind: Kind | 'exec' }> = {
   2: { sys: '__x64_sys_open', kind: 'open' },
   85: { sys: '__x64_sys_creat', kind: 'open' },
   257: { sys: '__x64_sys_openat', kind: 'open' },
@@ -79,6 +80,8 @@ const CALLS: Record<number, { sys: string; kind: Kind }> = {
   81: { sys: '__x64_sys_fchdir', kind: 'fchdir' },
   88: { sys: '__x64_sys_symlink', kind: 'symlink' },
   266: { sys: '__x64_sys_symlinkat', kind: 'symlink' },
+  59: { sys: '__x64_sys_execve', kind: 'exec' },
+  322: { sys: '__x64_sys_execveat', kind: 'exec' },
 };
 
 /** What little the kernel knows of a filesystem by its name. */
@@ -124,21 +127,25 @@ export class HostSyscalls {
     const k = this.k;
     const call = CALLS[rec.nr];
     if (!call) return;
+    // An exec runs when it is reported or inferred (procs.exec): what it learns here is the path as passed,
+    // which /proc no longer tells once a short-lived program is gone.
+    if (call.kind === 'exec' && rec.ret === 0 && rec.path) k.mirror.execCalled(rec.pid, rec.path);
     const task = k.mirror.taskOf(rec.pid, rec.comm, rec.ppid);
     if (task.kthread || task.exited) return;
     // Its chdir()s are seen as they happen: none is inferred from a changed cwd.
     task.syscallsWatched = true;
+    if (call.kind === 'exec') return;
     if (!k.callPaths || k.syscallBusy(task) || this.inFlight.has(task)) return;
     task.lastSyscallNs = k.clock.now();
     if (!k.observed()) return;
-    this.traced(task, rec, call);
+    this.traced(task, rec, call.sys, call.kind);
   }
 
-  private traced(task: Task, rec: HostSyscall, call: { sys: string; kind: Kind }): void {
+  private traced(task: Task, rec: HostSyscall, sys: string, kind: Kind): void {
     const k = this.k;
     k.sched.ensureRunning(task);
     const env: PathEnv = { task: task.addr, tsk: task.addr, 'struct task_struct': task.addr, 'struct mnt_idmap': k.symbolAddr('nop_mnt_idmap') };
-    const { args, block, opened } = call.kind === 'open' ? this.open(task, rec, env) : call.kind === 'symlink' ? this.symlink(task, rec, env) : this.chdir(task, rec, env, call.kind);
+    const { args, block, opened } = kind === 'open' ? this.open(task, rec, env) : kind === 'symlink' ? this.symlink(task, rec, env) : this.chdir(task, rec, env, kind);
     const nr = rec.nr;
     k.entry.sysEnter(task, nr, args);
     const ret = BigInt(rec.ret);
@@ -147,7 +154,7 @@ export class HostSyscalls {
       else c.ret = ret;
     };
     const ctx: RunCtx = { task, env, flags: new Set(), holes: { $op: op } };
-    const nodes = block && k.deep() ? this.nodes(block, call.sys) : undefined;
+    const nodes = block && k.deep() ? this.nodes(block, sys) : undefined;
     const exit = (): void => {
       this.inFlight.delete(task);
       k.entry.sysExit(task, nr, ret);

@@ -25,6 +25,8 @@ const MAX_ANCESTORS = 16;
 
 export class ProcessMirror {
   private initNamed = false;
+  /** Paths execve() was given, by caller, reported before the call ran (the watcher): the exec that follows ran that name. */
+  private readonly execNames = new Map<number, string>();
 
   constructor(
     private readonly h: MirrorHost,
@@ -68,12 +70,24 @@ export class ProcessMirror {
     return before !== undefined && before !== cwd ? cwd : undefined;
   }
 
+  /** A watched execve() about to run (and most likely succeed): the exec reported or inferred next is of this path. */
+  execCalled(pid: number, path: string): void {
+    this.execNames.set(pid, path);
+  }
+
+  /** The filename of an exec of `pid`: the path execve() was given when it was seen, else what /proc or the connector said. */
+  private execPath(pid: number, fallback: string): string {
+    const name = this.execNames.get(pid);
+    this.execNames.delete(pid);
+    return name ?? fallback;
+  }
+
   /** A comm that changed since last seen: the process exec'd. */
   private refresh(t: Task, info: ProcInfo): void {
     t.cpu = info.cpu % this.h.nrCpus;
     if (info.comm !== t.comm) {
       t.execInferred = true;
-      this.h.procs.exec(t, this.src?.exe(t.pid) ?? `/usr/bin/${info.comm}`, info.comm);
+      this.h.procs.exec(t, this.execPath(t.pid, this.src?.exe(t.pid) ?? `/usr/bin/${info.comm}`), info.comm);
     }
   }
 
@@ -85,7 +99,7 @@ export class ProcessMirror {
     if (parent) this.h.procs.fork(parent, child);
     if (child.comm !== info.comm) {
       child.execInferred = true;
-      this.h.procs.exec(child, this.src?.exe(info.pid) ?? `/usr/bin/${info.comm}`, info.comm);
+      this.h.procs.exec(child, this.execPath(info.pid, this.src?.exe(info.pid) ?? `/usr/bin/${info.comm}`), info.comm);
     }
     return child;
   }
@@ -159,14 +173,15 @@ export class ProcessMirror {
 
   onExec(pid: number, reported: string, exe?: string): void {
     const t = this.h.tasks.process(pid) ?? this.taskOf(pid);
+    const filename = this.execPath(pid, exe ?? this.src?.exe(pid) ?? '');
     // A process gone before its comm could be read: the kernel named it after the file it ran.
-    const comm = reported || (exe ? (exe.split('/').pop() ?? '') : '') || t.comm;
+    const comm = reported || (filename.split('/').pop() ?? '') || t.comm;
     if (t.execInferred && t.comm === comm) {
       t.execInferred = false;
       return;
     }
     t.execInferred = false;
-    this.h.procs.exec(t, exe ?? this.src?.exe(pid) ?? `/usr/bin/${comm}`, comm);
+    this.h.procs.exec(t, filename || `/usr/bin/${comm}`, comm);
   }
 
   onComm(pid: number, comm: string): void {
@@ -175,6 +190,8 @@ export class ProcessMirror {
   }
 
   onExit(pid: number, code: number): void {
+    // an execve() seen that did not happen after all
+    this.execNames.delete(pid);
     const t = this.h.tasks.process(pid);
     if (!t || t.exited || t.origin === 'manual') return;
     this.h.procs.exit(t, code);
