@@ -196,6 +196,21 @@ describe.skipIf(!!skipMount)(`calls outside the mount through exec${skipMount ? 
     expect(after).toBe('# Available triggers:');
   });
 
+  it('a command blocked outside the mount is woken as on a real kernel: cat reading a pipe wakes for each line', async () => {
+    const r = await sh(
+      [
+        `echo 'comm=="cat"' > events/sched/sched_wakeup/filter`,
+        'echo 1 > events/sched/sched_wakeup/enable',
+        '(sleep 0.3; echo a; sleep 0.3; echo b) | cat > /dev/null',
+        'echo 0 > events/sched/sched_wakeup/enable',
+        'echo 0 > events/sched/sched_wakeup/filter',
+        'grep -c "sched_wakeup: comm=cat" trace',
+      ].join('; '),
+    );
+    // the real kernel shows 3 (each line, then the end of the pipe); once for its exit alone without the sampling
+    expect(Number(r.stdout), r.stderr).toBeGreaterThanOrEqual(2);
+  });
+
   it('an eprobe on sys_enter_chdir sees a `cd` into the directory the shell is in (add_remove_eprobe)', async () => {
     const r = await sh(
       [

@@ -59,6 +59,44 @@ describe('process mirror', () => {
     expect(evs.filter((e) => e.name === 'sched_process_fork')).toEqual([]);
   });
 
+  it('a watched process that ran outside the mount while its task slept is woken and switched in (its schedstat count moved)', () => {
+    const { k, proc } = kernelEmu();
+    proc.set({ pid: 950, comm: 'sh', ppid: 1, startTime: 5 });
+    proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 4 });
+    const ping = k.mirror.taskOf(951);
+    ping.syscallsWatched = true;
+    expect(k.sched.sleeping(ping)).toBe(true);
+    const evs = recordEvents(k, SCHED_EVENTS);
+    k.hostSched!.poll();
+    // the first look only counts; an unwatched process is never looked at
+    proc.set({ pid: 950, comm: 'sh', ppid: 1, startTime: 5, switches: 9 });
+    k.hostSched!.poll();
+    expect(evs).toEqual([]);
+    proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 6 });
+    k.hostSched!.poll();
+    const seen = evs.map((e) => `${e.name} ${String(e.args.comm ?? e.args.next_comm ?? '')}`);
+    expect(seen).toEqual(['sched_waking ping', 'sched_wakeup ping', 'sched_switch ping']);
+    expect(k.cpus[ping.cpu]!.curr).toBe(ping);
+    // running already: nothing more
+    proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 7 });
+    k.hostSched!.poll();
+    expect(evs).toHaveLength(3);
+    // asleep on the host, and no call for a while: switched out with that state (not before)
+    proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 7, state: 'S' });
+    k.hostSched!.poll();
+    expect(evs).toHaveLength(3);
+    ping.lastSyscallNs -= 30_000_000;
+    k.hostSched!.poll();
+    expect(evs.slice(3).map((e) => `${e.name} ${String(e.args.prev_comm)} ${String(e.args.prev_state)}`)).toEqual(['sched_switch ping 1']);
+    expect(k.sched.sleeping(ping)).toBe(true);
+    // left runnable while others ran, asleep on the host meanwhile: off the runqueue, without an event
+    k.sched.wake(ping);
+    expect(k.sched.sleeping(ping)).toBe(false);
+    k.hostSched!.poll();
+    expect(k.sched.sleeping(ping)).toBe(true);
+    expect(evs).toHaveLength(4);
+  });
+
   it('mirrors processes older than the emulator without inventing their birth', async () => {
     const { k, fs, proc } = kernelEmu();
     proc.set({ pid: 600, comm: 'sshd', ppid: 1, startTime: 3 });

@@ -28,7 +28,7 @@ const STEP_NS = 80_000_000;
 /** HZ=250: the scheduler tick while a CPU is busy. */
 const TICK_NS = 4_000_000;
 /** A process that made no call for this long is asleep (it waits for input, or computes without us seeing it). */
-const USER_IDLE_NS = 20_000_000;
+export const USER_IDLE_NS = 20_000_000;
 /** The most steps one CPU catches up in one go (after a pause of the event loop). */
 const MAX_CATCHUP = 8;
 

@@ -16,6 +16,7 @@ import type { FuncProto } from './ctypes.js';
 import { Executor } from './executor.js';
 import { makeFnHooks, type HookHost } from './fn_hooks.js';
 import { startHostEvents, type HostEvents } from './host_events.js';
+import { HostSched } from './host_sched.js';
 import { HostSyscalls } from './host_syscalls.js';
 import { FunctionSampler } from './function_sampler.js';
 import type { InsnModel } from './insn_model.js';
@@ -144,6 +145,7 @@ export class Kernel implements HookHost {
   /** Where real processes are read from (undefined: no mirroring). */
   readonly procSource?: ProcSource;
   private hostEvents?: HostEvents;
+  private hostSched_?: HostSched;
   private readonly eventsFifo?: string;
   private exitTimer?: NodeJS.Timeout;
   private readonly siteCache = new Map<number, { real: Map<number, number>; indirect: number[]; next: number; assigned: Map<number, number> }>();
@@ -300,6 +302,15 @@ export class Kernel implements HookHost {
     if ((procEvents || this.eventsFifo) && !this.hostEvents) {
       this.hostEvents = startHostEvents({ mirror: this.mirror, syscalls: this.hostSyscalls }, { procEvents, fifo: this.eventsFifo });
     }
+    // Watched processes exist only where they can report: their sleeps and wakeups are followed there.
+    if (this.eventsFifo) this.hostSched?.start();
+  }
+
+  /** The sleeps and wakeups of watched processes (undefined without a /proc that counts switches). */
+  get hostSched(): HostSched | undefined {
+    const src = this.procSource;
+    if (!this.hostSched_ && src?.switches) this.hostSched_ = new HostSched(this, (pid) => src.switches!(pid), (pid) => src.stat(pid)?.state);
+    return this.hostSched_;
   }
 
   /** Where watched processes report their system calls (undefined when nobody can). */
@@ -318,6 +329,7 @@ export class Kernel implements HookHost {
     this.exitTimer = undefined;
     this.hostEvents?.stop();
     this.hostEvents = undefined;
+    this.hostSched_?.stop();
   }
 
   /**

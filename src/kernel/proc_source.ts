@@ -16,6 +16,8 @@ export interface ProcSource {
   cwd(pid: number): string | undefined;
   /** /proc/PID/mountinfo: the mounts the process sees (undefined when unknown). */
   mounts?(pid: number): readonly MountInfo[] | undefined;
+  /** How many times the process was switched in so far (/proc/PID/schedstat); undefined when gone or unknown. */
+  switches?(pid: number): number | undefined;
   /** Start time (clock ticks since host boot) of processes that count as started with the emulator: older ones existed at "boot". */
   readonly bootTicks: number;
 }
@@ -60,6 +62,12 @@ export function readProcInfo(
     /* gone between the two reads: keep pid */
   }
   return { pid, tgid, comm, ppid, cpu: Number.isFinite(cpu) ? cpu : 0, startTime, priority: Number.isFinite(priority) ? priority : 20, state };
+}
+
+/** The times a process was switched in: the third field of /proc/PID/schedstat. */
+export function parseSchedstat(text: string): number | undefined {
+  const n = Number(text.trim().split(' ')[2]);
+  return Number.isFinite(n) ? n : undefined;
 }
 
 /** Open /proc/PID/stat files kept at most (least recently read closed first). */
@@ -184,6 +192,14 @@ export class HostProcSource implements ProcSource {
     }
   }
 
+  switches(pid: number): number | undefined {
+    try {
+      return parseSchedstat(readFileSync(`${this.root}/${pid}/schedstat`, 'latin1'));
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Mount tables by mount namespace, re-read at most once a second (they rarely change). */
   private readonly mountTables = new Map<string, { at: number; mounts: readonly MountInfo[] }>();
 
@@ -210,12 +226,12 @@ export class HostProcSource implements ProcSource {
 
 /** A scripted /proc for tests: set what each pid shows; delete to make it exit. */
 export class FakeProcSource implements ProcSource {
-  readonly procs = new Map<number, ProcInfo & { exe?: string; cwd?: string }>();
+  readonly procs = new Map<number, ProcInfo & { exe?: string; cwd?: string; switches?: number }>();
   bootTicks = 1000;
   /** What every process sees as its mounts. */
   mountTable: MountInfo[] = [{ mountPoint: '/', fstype: 'ext4', source: '/dev/vda1', options: 'rw', dev: '254:1' }];
 
-  set(info: Partial<ProcInfo> & { pid: number; comm: string; exe?: string; cwd?: string }): void {
+  set(info: Partial<ProcInfo> & { pid: number; comm: string; exe?: string; cwd?: string; switches?: number }): void {
     this.procs.set(info.pid, { tgid: info.pid, ppid: 1, cpu: 0, startTime: this.bootTicks + 1, ...info });
   }
 
@@ -234,5 +250,9 @@ export class FakeProcSource implements ProcSource {
 
   mounts(): readonly MountInfo[] {
     return this.mountTable;
+  }
+
+  switches(pid: number): number | undefined {
+    return this.procs.get(pid)?.switches;
   }
 }

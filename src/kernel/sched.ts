@@ -52,6 +52,14 @@ export class Scheduler {
     cpu.needResched = true;
   }
 
+  /** A runnable task found asleep without having been seen to run (a host process blocked meanwhile): off its runqueue, no event. */
+  dequeue(task: Task, state: TaskState): void {
+    const cpu = this.cpuOf(task);
+    const i = cpu.runqueue.indexOf(task);
+    if (i >= 0) cpu.runqueue.splice(i, 1);
+    task.state = state;
+  }
+
   /** Whether try_to_wake_up would wake it (it sleeps). */
   sleeping(task: Task): boolean {
     const cpu = this.cpuOf(task);
