@@ -131,13 +131,15 @@ export class FuseAdapter {
     late?: (v: T) => void,
   ): void {
     let answered = false;
+    // req.signal makes an AbortController: only an op that waits needs one.
+    let listening = false;
     const cache = this.cache;
     const queuedBefore = cache?.queued ?? 0;
     const reply = (err: number, v?: T) => {
       if (answered) return;
       answered = true;
       this.waiting.delete(reply);
-      req.signal.removeEventListener('abort', onAbort);
+      if (listening) req.signal.removeEventListener('abort', onAbort);
       done(err, v);
     };
     const onAbort = () => reply(-errno.EINTR);
@@ -167,6 +169,7 @@ export class FuseAdapter {
     } else {
       this.waiting.add(reply);
       req.signal.addEventListener('abort', onAbort, { once: true });
+      listening = true;
     }
     p.then(
       (v) => {

@@ -60,13 +60,12 @@ export class ProcessMirror {
    * it moved: its chdir() happened in between (FUSE sees no request for it).
    */
   cwdChange(t: Task): string | undefined {
-    if (!this.src || t.kthread || t.origin === 'manual') return undefined;
+    // A watched process's chdir() was reported when it made it (and reading its cwd on every call costs).
+    if (!this.src || t.kthread || t.origin === 'manual' || t.syscallsWatched) return undefined;
     const cwd = this.src.cwd(t.pid);
     if (cwd === undefined) return undefined;
     const before = t.cwd;
     t.cwd = cwd;
-    // A watched process's chdir() was reported when it made it.
-    if (t.syscallsWatched) return undefined;
     return before !== undefined && before !== cwd ? cwd : undefined;
   }
 
