@@ -3,7 +3,9 @@
  * keys=, vals=, sort=, name=, clock=, size=, the flags (pause, cont, clear,
  * nohitcount), variable assignments and actions.
  */
+import { kstrtoul } from '../../probe/kstr.js';
 import type { TraceArray } from '../../trace_array.js';
+import { orderBase2 } from './hist_field.js';
 import type { HistErrors } from './hist_errors.js';
 import { TRACING_MAP_BITS_MAX, TRACING_MAP_BITS_MIN, TRACING_MAP_VARS_MAX } from './tracing_map.js';
 
@@ -29,19 +31,11 @@ export interface HistAttrs {
   varDefs: { name: string; expr: string }[];
 }
 
-/** kstrtoul(str, 0) as the kernel reads a size. */
-function parseUlong(s: string): bigint | undefined {
-  if (/^0[xX][0-9a-fA-F]+$/.test(s)) return BigInt(s);
-  if (/^0[0-7]*$/.test(s)) return s.length > 1 ? BigInt(`0o${s.slice(1)}`) : 0n;
-  if (/^[1-9][0-9]*$/.test(s)) return BigInt(s);
-  return undefined;
-}
-
 /** parse_map_size(): the map's bits for `size=N` (rounded up to a power of two), or undefined when out of range. */
 function parseMapSize(s: string): number | undefined {
-  const v = parseUlong(s);
-  if (v === undefined || v === 0n) return undefined;
-  const bits = (v - 1n).toString(2).length - (v === 1n ? 1 : 0);
+  const v = kstrtoul(s);
+  if (!v.ok || v.value === 0n) return undefined;
+  const bits = Number(orderBase2(v.value));
   return bits < TRACING_MAP_BITS_MIN || bits > TRACING_MAP_BITS_MAX ? undefined : bits;
 }
 

@@ -243,9 +243,8 @@ export class HistData {
 
   /** tracing_map_create() + create_tracing_map_fields(). */
   createMap(bits: number): void {
-    this.map = new TracingMap(bits, this.keySize, (elt) => {
-      if (this.fields.some((h) => h.has(HF.EXECNAME))) elt.comm = this.currentComm;
-    });
+    this.map = new TracingMap(bits, this.keySize);
+    this.savesComm = this.fields.some((h) => h.has(HF.EXECNAME));
     for (const h of this.fields) {
       if (h.has(HF.KEY)) {
         let cmp: KeyCmp;
@@ -262,8 +261,8 @@ export class HistData {
     }
   }
 
-  /** The comm an element made now records (set by the trigger around an insert). */
-  currentComm = '';
+  /** Whether a new element records its task's comm (an `.execname` field). */
+  savesComm = false;
 
   /** A variable made later (field variables, onmax/onchange tracking), on this map. */
   createVar(name: string, size: number, type: string): HistField | undefined {

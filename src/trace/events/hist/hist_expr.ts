@@ -4,6 +4,7 @@
  * or an expression of them with + - * / (the operator found last binds
  * loosest; at most three subexpressions; unary minus only as `-(...)`).
  */
+import { kstrtoul } from '../../probe/kstr.js';
 import { HF, type FieldOp, HistField, exprStr, findEventField, histFieldName, isStringField, MAX_FILTER_STR_VAL, type HistEventField } from './hist_field.js';
 import type { HistData } from './hist_data.js';
 
@@ -19,7 +20,7 @@ const fail = (errno: HistParseError['errno'] = 'EINVAL'): never => {
 };
 
 /** contains_operator(): the loosest operator of `str` and where it is. */
-export function containsOperator(str: string): { op: FieldOp; at: number } {
+function containsOperator(str: string): { op: FieldOp; at: number } {
   const minus = str.lastIndexOf('-');
   let op: FieldOp = 'none';
   let at = -1;
@@ -134,9 +135,8 @@ function parseField(hd: HistData, str: string, flags: { v: number }): { field?: 
       let m = modifier.slice(6);
       if (m.startsWith('s')) m = m.slice(1);
       if (!m.startsWith('=')) badModifier();
-      const n = /^(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$/.exec(m.slice(1));
-      if (!n) badModifier();
-      buckets = n![1]!.startsWith('0') && !/^0[xX]/.test(n![1]!) ? (n![1]!.length > 1 ? BigInt(`0o${n![1]!.slice(1)}`) : 0n) : BigInt(n![1]!);
+      const n = kstrtoul(m.slice(1));
+      buckets = n.ok ? n.value : 0n;
       if (!buckets) badModifier();
       flags.v |= HF.BUCKET;
     } else if (modifier.startsWith('percent')) {
@@ -180,16 +180,14 @@ function parseField(hd: HistData, str: string, flags: { v: number }): { field?: 
 
 /** parse_const(). */
 function parseConst(hd: HistData, str: string, varName: string | undefined, flags: { v: number }): HistField {
-  const m = /^(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$/.exec(str);
-  let v: bigint | undefined;
-  if (m) v = /^0[xX]/.test(str) ? BigInt(str) : str.startsWith('0') ? (str.length > 1 ? BigInt(`0o${str.slice(1)}`) : 0n) : BigInt(str);
-  if (v === undefined || v >= 1n << 64n) {
+  const v = kstrtoul(str);
+  if (!v.ok) {
     hd.env.errors.err(hd.tr, 'EXPECT_NUMBER', hd.env.errors.pos(str));
     return fail();
   }
   flags.v |= HF.CONST;
   const h = createHistField(hd, undefined, flags.v, varName);
-  h.constant = v;
+  h.constant = v.value;
   return h;
 }
 
@@ -204,7 +202,7 @@ function createAlias(hd: HistData, ref: HistField, varName: string): HistField {
 }
 
 /** init_var_ref(). */
-export function initVarRef(ref: HistField, v: HistField, system: string | undefined, eventName: string | undefined): void {
+function initVarRef(ref: HistField, v: HistField, system: string | undefined, eventName: string | undefined): void {
   ref.varIdx = v.varIdx;
   ref.varHist = v.varHist;
   ref.size = v.size;
@@ -229,7 +227,7 @@ export function createVarRef(hd: HistData, v: HistField, system?: string, eventN
 }
 
 /** is_var_ref(). */
-export function isVarRef(s: string | undefined): boolean {
+function isVarRef(s: string | undefined): boolean {
   return !!s && s.length >= 2 && s[0] === '$';
 }
 

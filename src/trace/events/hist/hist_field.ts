@@ -200,7 +200,7 @@ export function toU64(v: HistVal): bigint {
 }
 
 /** order_base_2(): the exponent of the smallest power of two >= v (0 and 1 give 0). */
-function orderBase2(v: bigint): bigint {
+export function orderBase2(v: bigint): bigint {
   if (v <= 1n) return 0n;
   return BigInt((v - 1n).toString(2).length);
 }
@@ -265,7 +265,7 @@ function stackOrFilterType(f: EventField): FilterType {
 }
 
 /** get_hist_field_flags(): the modifier a field shows. */
-export function fieldFlagsStr(h: HistField): string | undefined {
+function fieldFlagsStr(h: HistField): string | undefined {
   const f = h.flags;
   if (f & HF.HEX) return 'hex';
   if (f & HF.SYM) return 'sym';

@@ -4,7 +4,6 @@
  * what onmax/onchange kept — and the totals) and the trigger's line in the
  * `trigger` file.
  */
-import type { SymbolTable } from '../../../kernel/symbols.js';
 import type { ActionData } from './hist_actions.js';
 import type { HistData } from './hist_data.js';
 import { HF, HIST_STACKTRACE_DEPTH, type HistField, histFieldName, histFieldPrint } from './hist_field.js';
@@ -213,16 +212,6 @@ export function histShow(hd: HistData, env: PrintEnv, line: string, n: number, s
   }
   s += `\nTotals:\n    Hits: ${hd.map.hits}\n    Entries: ${entries.length}\n    Dropped: ${hd.map.drops}\n`;
   return s;
-}
-
-/** `%ps` / `%pS` of a kernel address. */
-export function symbolPrinter(symbols: SymbolTable): (addr: bigint, offset: boolean) => string {
-  return (addr, offset) => {
-    const hit = symbols.lookup(addr);
-    if (!hit) return `0x${addr.toString(16)}`;
-    if (!offset) return hit.sym.name;
-    return `${hit.sym.name}+0x${hit.offset.toString(16)}/0x${hit.sym.size.toString(16)}`;
-  };
 }
 
 export type { HistField };

@@ -7,6 +7,7 @@
  */
 import type { ExecContext } from '../../../kernel/context.js';
 import { KernelError } from '../../../kernel/errno.js';
+import { sprintSymbol, sprintSymbolNoOffset } from '../../../kernel/kallsyms.js';
 import { SYSCALL_NR } from '../../../kernel/syscall_nr.js';
 import { SynthEventType } from '../../dynevent/synth_event_type.js';
 import { stackEntries } from '../../ftrace/kernel_stack.js';
@@ -21,7 +22,7 @@ import { type HistEnv, HistData } from './hist_data.js';
 import { HistErrors } from './hist_errors.js';
 import { HistParseError } from './hist_expr.js';
 import { type EvalCtx, HF, HIST_STACKTRACE_DEPTH, type HistVal, toU64 } from './hist_field.js';
-import { histShow, histTriggerLine, type PrintEnv, type SnapshotNote, symbolPrinter } from './hist_print.js';
+import { histShow, histTriggerLine, type PrintEnv, type SnapshotNote } from './hist_print.js';
 import { TRACING_MAP_BITS_DEFAULT, type MapElt } from './tracing_map.js';
 
 /** A hist trigger's own data on its TriggerData. */
@@ -50,7 +51,9 @@ class HistState implements HistEnv, ActionEnv {
     this.errors = new HistErrors((tr, loc, cmd, pos, msg) => tracing.errorLog.log(tr, loc, cmd, pos, msg));
     const names = new Map<number, string>();
     for (const [n, nr] of Object.entries(SYSCALL_NR)) if (!names.has(nr)) names.set(nr, `sys_${n}`);
-    const symbol = symbolPrinter(tracing.kernel.symbols);
+    const symbols = tracing.kernel.symbols;
+    // %pS with .sym-offset, %ps with .sym
+    const symbol = (addr: bigint, offset: boolean): string => (offset ? sprintSymbol(symbols, addr) : sprintSymbolNoOffset(symbols, addr));
     this.print = { symbol, syscallName: (nr) => names.get(nr) };
   }
 
@@ -345,7 +348,7 @@ function unregAll(state: HistState, file: EventFile): void {
 // ------------------------------------------------------------------ firing
 
 /** event_hist_trigger(). */
-function histTrigger(state: HistState, data: HistTriggerData, file: EventFile, ctx: ExecContext, rec: Buffer): void {
+function histTrigger(state: HistState, data: HistTriggerData, ctx: ExecContext, rec: Buffer): void {
   const hd = data.hist!;
   const tr = hd.tr;
   let ts = BigInt(tr.clock.now());
@@ -367,8 +370,8 @@ function histTrigger(state: HistState, data: HistTriggerData, file: EventFile, c
     else key.writeBigUInt64LE(BigInt.asUintN(64, toU64(v)), f.offset);
   }
   if (hd.varRefs.length && !resolveVarRefs(hd, key, e.varRefVals, false)) return;
-  hd.currentComm = ctx.task.pid === 0 ? '<idle>' : ctx.task.comm;
-  const elt = hd.map.insert(key);
+  const comm = ctx.task.pid === 0 ? '<idle>' : ctx.task.comm;
+  const elt = hd.map.insert(key, hd.savesComm ? (made) => (made.comm = comm) : undefined);
   if (!elt) return;
   e.elt = elt;
   updateElt(hd, elt, e);
@@ -449,7 +452,8 @@ function condSnapshot(state: HistState, hd: HistData, a: ActionData, elt: MapElt
   if (!c || c.hist !== hd) return;
   const last = c.note?.trackVal ?? 0n;
   if (a.handler === 'onmax' ? val <= last : val === last) return;
-  c.note = { action: a, trackVal: val, key: Buffer.from(key), elt: { ...elt, comm: elt.comm } };
+  // the key and the comm as they were (cond_snapshot_update): only they are printed with the snapshot
+  c.note = { action: a, trackVal: val, key: Buffer.from(key), elt: { ...elt } };
   takeSnapshot(hd.tr, e.ctx);
 }
 
@@ -464,7 +468,7 @@ function histCommand(state: HistState): RecTriggerCommand {
     parse: (file, glob, paramAndFilter) => histParse(state, file, glob, paramAndFilter),
     countFunc: () => true,
     trigger: () => {},
-    triggerRec: (data, file, ctx, rec) => histTrigger(state, data as HistTriggerData, file, ctx, rec),
+    triggerRec: (data, _file, ctx, rec) => histTrigger(state, data as HistTriggerData, ctx, rec),
     print: (data) => {
       const d = data as HistTriggerData;
       return `${histTriggerLine(d.hist!, d.name, d.filterStr, d.paused)}\n`;

@@ -1,7 +1,7 @@
 /**
  * The map behind a hist trigger (tracing_map.c): a fixed pool of elements,
  * one per distinct key, each with its sums (values), its variables and the
- * comm of the task that created it; `hits` counts every insert or lookup
+ * comm of the task that created it (set by the caller on a new element); `hits` counts every insert or lookup
  * that found or made an element, `drops` the inserts that found the pool
  * empty. Sorting follows the kernel: by the first sort key (a sum, or a key
  * field compared as its type), ties broken by the second.
@@ -50,8 +50,6 @@ export class TracingMap {
   constructor(
     readonly mapBits: number,
     readonly keySize: number,
-    /** Called for each new element (hist_trigger_elt_data_init: saves the comm). */
-    private readonly eltInit: (elt: MapElt) => void = () => {},
   ) {
     this.maxElts = 1 << mapBits;
   }
@@ -82,8 +80,8 @@ export class TracingMap {
     return key.toString('latin1', 0, Math.min(key.length, this.keySize));
   }
 
-  /** tracing_map_insert(). */
-  insert(key: Buffer): MapElt | undefined {
+  /** tracing_map_insert(). `init` runs on an element it makes (hist_trigger_elt_data_init). */
+  insert(key: Buffer, init?: (elt: MapElt) => void): MapElt | undefined {
     const id = this.id(key);
     const found = this.elts.get(id);
     if (found) {
@@ -95,7 +93,7 @@ export class TracingMap {
       return undefined;
     }
     const elt: MapElt = { key: Buffer.from(key.subarray(0, this.keySize)), sums: new Array<bigint>(this.fields.length).fill(0n), vars: new Array<HistVal>(this.nVars).fill(0n), varSet: new Array<boolean>(this.nVars).fill(false) };
-    this.eltInit(elt);
+    init?.(elt);
     this.elts.set(id, elt);
     this.hits++;
     return elt;

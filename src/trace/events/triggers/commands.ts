@@ -171,9 +171,9 @@ function enableEvent(name: EnableCommandName): TriggerCommand {
     // hist_enable_unreg_all(): an O_TRUNC open of `trigger` drops enable_hist/disable_hist (not enable_event)
     unregAll: hist
       ? (file) => {
-          for (let d = unregisterTrigger(file, (t) => t.cmd.type === type); d; d = unregisterTrigger(file, (t) => t.cmd.type === type)) {
-            d.target!.enableDisable(false, true);
-          }
+          const mine = (t: TriggerData) => t.cmd.type === type;
+          let d: TriggerData | undefined;
+          while ((d = unregisterTrigger(file, mine))) d.target!.enableDisable(false, true);
         }
       : undefined,
   };
