@@ -60,8 +60,8 @@ export interface Tracer {
 
 export class TracerRegistry {
   private readonly tracers = new Map<string, Tracer>();
-  /** Called when a tracer registers, so trace arrays can add its options and option files. */
-  readonly onRegister: ((t: Tracer) => void)[] = [];
+  /** Called when a tracer registers, so trace arrays can add its options and option files (a removed instance's callback goes with it). */
+  readonly onRegister = new Set<(t: Tracer) => void>();
 
   register(t: Tracer): void {
     if (this.tracers.has(t.name)) throw new Error(`tracer ${t.name} already registered`);

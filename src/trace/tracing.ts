@@ -41,7 +41,7 @@ export class Tracing {
     this.clocks = makeTraceClocks(kernel.clock);
     this.errorLog = new ErrorLog(() => kernel.clock.now());
     this.tracers.register(nopTracer);
-    this.tracers.onRegister.push((t) => {
+    this.tracers.onRegister.add((t) => {
       for (const tr of this.arrays()) tr.initTracerOptions(t);
     });
     this.ftraceTypes = registerFtraceEntries(this);

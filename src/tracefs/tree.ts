@@ -4,7 +4,7 @@ import type { TraceArray } from '../trace/trace_array.js';
 import type { Tracing } from '../trace/tracing.js';
 import { addEventFiles, removeEventFiles } from './eventfs.js';
 import { removeFtraceState } from './files/ftrace.js';
-import { addCoreFiles, addTopFiles } from './files/index.js';
+import { addCoreFiles, addTopFiles, removeCoreFiles } from './files/index.js';
 import { Dir, type SuperBlock } from './node.js';
 import { Tracefs } from './tracefs.js';
 
@@ -24,6 +24,7 @@ function instancesDir(tracing: Tracing): Dir {
     rmdir(dir: Dir, name: string) {
       const tr = tracing.instances.get(name);
       tracing.removeInstance(name);
+      if (tr) removeCoreFiles(tr);
       if (tr) removeEventFiles(tr);
       if (tr) removeFtraceState(tr);
       dir.remove(name);

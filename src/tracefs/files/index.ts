@@ -4,6 +4,7 @@
  * the top level has.
  */
 import type { TraceArray } from '../../trace/trace_array.js';
+import type { Tracer } from '../../trace/tracer.js';
 import type { Tracing } from '../../trace/tracing.js';
 import { Dir, File } from '../node.js';
 import { readmeText } from '../readme.js';
@@ -71,10 +72,20 @@ export function addCoreFiles(dir: Dir, tr: TraceArray): void {
   if (tr.series === '6.12' && tr.isTop) add('tracing_max_latency', 0o640, tracingMaxLatencyFile(tr));
   addFtraceFiles(dir, tr);
   const options = dir.add(optionsDir(tr));
-  tr.tracing.tracers.onRegister.push((t) => {
-    if (tr.isTop || tr.tracing.instances.get(tr.name) === tr) addTracerOptionFiles(options, tr, t);
-  });
+  const onTracer = (t: Tracer) => addTracerOptionFiles(options, tr, t);
+  tr.tracing.tracers.onRegister.add(onTracer);
+  tracerWatchers.set(tr, onTracer);
   dir.add(perCpuDir(tr));
+}
+
+/** Each trace array's watch for tracers registered later (their option files). */
+const tracerWatchers = new WeakMap<TraceArray, (t: Tracer) => void>();
+
+/** rmdir of an instance: its files stop following the tracers (the watch would keep the whole instance alive). */
+export function removeCoreFiles(tr: TraceArray): void {
+  const w = tracerWatchers.get(tr);
+  if (w) tr.tracing.tracers.onRegister.delete(w);
+  tracerWatchers.delete(tr);
 }
 
 /** Files only the top level has. */
