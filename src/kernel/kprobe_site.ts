@@ -4,7 +4,7 @@
  * registration, register_kprobe() and x86's arch_prepare_kprobe(), in their
  * order, over the emulated kernel's symbols, instruction model and kprobe
  * blacklist. Checked against the real 7.2 and 6.12 kernels on the first 600
- * `t` symbols of kallsyms at +0 and +5 (test/kprobe_site.test.ts).
+ * `t` symbols of kallsyms at +0 and +5 (test/unit/kprobe-site.test.ts).
  *
  * Name resolution (unknown symbol, non-unique symbol, `module:symbol`) is the
  * probe parser's business and is done before this.

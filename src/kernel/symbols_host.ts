@@ -127,7 +127,7 @@ const SECTION_MARKER = /^_[se]?(init)?text$|_text_(start|end)$/;
 
 /**
  * Guesses which text symbols have an __fentry__ call, from what kallsyms
- * shows. Measured on the real 7.2 and 6.12 kernels (test/symbols-host.test.ts):
+ * shows. Measured on the real 7.2 and 6.12 kernels (test/unit/symbols-host.test.ts):
  * it finds virtually every traceable function and lists ~5% that are not.
  * The __fentry__ offset is 4 (after endbr64) on kernels built with IBT
  * (they have `ibt_selftest`), else 0; static functions that are never

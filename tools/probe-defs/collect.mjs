@@ -5,7 +5,7 @@
 //
 // Generates one shell script for every row of rows.mjs, runs it once through
 // shared/tools/kernel-oracle (one boot), parses the output and writes
-// test/data/probe-defs.<series>.json. Strings are byte strings: one char per
+// test/fixtures/probe-defs.<series>.json. Strings are byte strings: one char per
 // byte (latin1), as the kernel sees them.
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -227,6 +227,6 @@ const out = {
   collectedBy: 'tools/probe-defs/collect.mjs',
   rows: data.rows,
 };
-writeFileSync(join(repo, 'test', 'data', `probe-defs.${series}.json`), Buffer.from(JSON.stringify(out, null, 1) + '\n', 'latin1'));
+writeFileSync(join(repo, 'test', 'fixtures', `probe-defs.${series}.json`), Buffer.from(JSON.stringify(out, null, 1) + '\n', 'latin1'));
 const accepted = data.rows.filter((r) => r.errno === 0).length;
 console.error(`${series}: ${data.rows.length} rows (${accepted} accepted), kernel ${data.kernel}, ${data.cpus} cpus`);

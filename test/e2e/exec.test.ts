@@ -1,0 +1,100 @@
+/**
+ * `tracefs-emu exec` against a real daemon mount: inside, the emulator is
+ * the only tracefs, at the standard paths, with its debugfs and helpers.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const REPO = resolve(import.meta.dirname, '../..');
+const CLI = join(REPO, 'bin', 'tracefs-emu.js');
+
+function why(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root (mount namespaces)';
+  if (!existsSync('/dev/fuse')) return 'no /dev/fuse';
+  if (!existsSync(join(REPO, 'dist', 'src', 'cli.js'))) return 'not built (npm run build)';
+  return undefined;
+}
+const skip = why();
+
+function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((ok) => {
+    execFile(process.execPath, [CLI, ...args], { env, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      ok({ code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+describe.skipIf(!!skip)(`tracefs-emu exec${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let base: string;
+  let mnt: string;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    base = mkdtempSync(join(tmpdir(), 'e2e-exec-'));
+    mnt = join(base, 'mnt');
+    env = { ...process.env, TRACEFS_EMU_STATE_DIR: join(base, 'state') };
+    const r = await run(['mount', mnt, '--daemon'], env);
+    expect(r.code, r.stderr).toBe(0);
+  });
+
+  afterAll(async () => {
+    await run(['unmount', mnt], env);
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  it('shows the emulator as the first tracefs, at /sys/kernel/tracing, and its kallsyms', async () => {
+    const r = await run(
+      ['exec', '--mount', mnt, '--', 'sh', '-c', 'grep tracefs /proc/mounts | cut -f2 -d" " | head -1; cat /sys/kernel/tracing/tracing_on; head -1 /proc/kallsyms'],
+      env,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const [first, tracingOn, kallsyms] = r.stdout.split('\n');
+    expect(first).toBe('/sys/kernel/tracing');
+    expect(tracingOn).toBe('1');
+    // The daemon's symbol view when it has one; else (no kernel symbols yet) the namespace says so.
+    const info = await run(['ctl', '--dir', mnt, 'namespace'], env);
+    const view = /"\/proc\/kallsyms":\s*"([^"]+)"/.exec(info.stdout)?.[1];
+    if (view) expect(kallsyms).toBe(readFileSync(view, 'latin1').split('\n', 1)[0]);
+    else expect(r.stderr).toMatch(/no symbol view/);
+  });
+
+  it('shows a given symbol view at /proc/kallsyms', async () => {
+    const f = join(base, 'kallsyms');
+    writeFileSync(f, 'ffffffff9c000000 T _stext\nffffffff9c000010 T emu_fn\n');
+    const r = await run(['exec', '--mount', mnt, '--kallsyms', f, '--', 'sh', '-c', 'head -1 /proc/kallsyms; grep -c . /proc/kallsyms'], env);
+    expect(r.stdout).toBe('ffffffff9c000000 T _stext\n2\n');
+  });
+
+  it('serves the debugfs at /sys/kernel/debug and the tracefs again at /sys/kernel/debug/tracing', async () => {
+    const r = await run(
+      ['exec', '--mount', mnt, '--', 'sh', '-c', 'stat -c "%a %n" /sys/kernel/debug /sys/kernel/debug/kprobes/list /sys/kernel/debug/kprobes/enabled; cat /sys/kernel/debug/kprobes/enabled; cat /sys/kernel/debug/tracing/tracing_on; grep -c tracefs /proc/mounts'],
+      env,
+    );
+    expect(r.stdout).toBe('700 /sys/kernel/debug\n400 /sys/kernel/debug/kprobes/list\n600 /sys/kernel/debug/kprobes/enabled\n1\n1\n2\n');
+  });
+
+  it('carries mount -o remount,gid=N to the daemon, and keeps the host kernel out of reach', async () => {
+    const host = readFileSync('/proc/sys/kernel/sched_rt_runtime_us', 'utf8');
+    const r = await run(
+      [
+        'exec', '--mount', mnt, '--', 'sh', '-c',
+        'mount -o remount,gid=61 /sys/kernel/tracing && stat -c %g /sys/kernel/tracing; ' +
+          'mount -t tracefs -o remount,gid=0 nodev /sys/kernel/tracing && stat -c %g /sys/kernel/tracing; ' +
+          'echo -1 > /proc/sys/kernel/sched_rt_runtime_us; cat /proc/sys/kernel/sched_rt_runtime_us; ' +
+          'modprobe trace-printk; echo modprobe=$?; awk "BEGIN { print strtonum(\\"0x10\\") }"',
+      ],
+      env,
+    );
+    expect(r.stdout).toBe('61\n0\n-1\nmodprobe=1\n16\n');
+    expect(r.stderr).toMatch(/modprobe: FATAL: Module trace-printk not found in directory \/lib\/modules\//);
+    expect(readFileSync('/proc/sys/kernel/sched_rt_runtime_us', 'utf8')).toBe(host);
+  });
+
+  it('returns the command status', async () => {
+    expect((await run(['exec', '--mount', mnt, '--', 'sh', '-c', 'exit 7'], env)).code).toBe(7);
+  });
+});

@@ -1,0 +1,80 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { Btf, BtfKind } from '../../src/kernel/btf.js';
+import { declText, protoText } from '../../src/kernel/ctype_decl.js';
+import { findMember, memberPath } from '../../src/kernel/ctype_member.js';
+import { resolveType, sizeOfType, type StructType } from '../../src/kernel/ctypes.js';
+
+const HOST_BTF = '/sys/kernel/btf/vmlinux';
+
+function offsetOf(btf: Btf, struct: string, path: string): number | undefined {
+  const st = btf.struct(struct);
+  if (!st) return undefined;
+  const r = memberPath(st, path.split('.'));
+  return r ? r.bitOffset / 8 : undefined;
+}
+
+describe.skipIf(!existsSync(HOST_BTF))('BTF reader on the host kernel', () => {
+  const t0 = performance.now();
+  const btf = Btf.parse(readFileSync(HOST_BTF));
+  const parseMs = performance.now() - t0;
+
+  it('indexes the whole file quickly', () => {
+    expect(btf.nrTypes).toBeGreaterThan(50_000);
+    expect(parseMs).toBeLessThan(200);
+  });
+
+  it('decodes vfs_read', () => {
+    const p = btf.funcProto('vfs_read')!;
+    expect(p.params.map((x) => x.name)).toEqual(['file', 'buf', 'count', 'pos']);
+    expect(protoText(p, 'vfs_read')).toBe('ssize_t vfs_read(struct file *file, char *buf, size_t count, loff_t *pos)');
+    expect(sizeOfType(p.ret)).toBe(8);
+    const count = resolveType(p.params[2]!.type);
+    expect(count).toMatchObject({ kind: 'int', size: 8, signed: false });
+  });
+
+  it('knows void and variadic functions', () => {
+    expect(btf.funcProto('schedule')!.ret.kind).toBe('void');
+    expect(btf.funcProto('schedule')!.params).toEqual([]);
+    expect(btf.funcProto('_printk')!.variadic).toBe(true);
+    expect(btf.funcProto('no_such_function_xyz')).toBeUndefined();
+  });
+
+  it('lays out file->f_path.dentry->d_name.name', () => {
+    expect(offsetOf(btf, 'file', 'f_path')).toBeGreaterThan(0);
+    expect(offsetOf(btf, 'path', 'dentry')).toBe(8);
+    expect(offsetOf(btf, 'dentry', 'd_name')).toBe(32);
+    expect(offsetOf(btf, 'qstr', 'name')).toBe(8);
+    const dentry = resolveType(findMember(btf.struct('path')!, 'dentry')!.member.type);
+    expect(dentry.kind).toBe('ptr');
+    expect(declText(findMember(btf.struct('qstr')!, 'name')!.member.type)).toBe('const unsigned char *');
+  });
+
+  it('finds members of anonymous unions and bitfields', () => {
+    // qstr's hash and len are in an anonymous union/struct.
+    const q = btf.struct('qstr')!;
+    expect(findMember(q, 'len')).toBeDefined();
+    const bitfields = [] as string[];
+    const ts = btf.struct('task_struct') as StructType;
+    for (const m of ts.members) if (m.bitSize) bitfields.push(m.name);
+    expect(bitfields.length).toBeGreaterThan(0);
+  });
+
+  it('reads every type of the file without error', () => {
+    const kinds = new Set<number>();
+    for (let id = 1; id < btf.nrTypes; id++) {
+      kinds.add(btf.kind(id));
+      const t = btf.type(id);
+      if (t.kind === 'struct' || t.kind === 'union') for (const m of t.members) void m.type;
+      if (t.kind === 'func') for (const p of t.proto.params) void p.type;
+    }
+    for (const k of [BtfKind.INT, BtfKind.PTR, BtfKind.ARRAY, BtfKind.STRUCT, BtfKind.UNION, BtfKind.ENUM, BtfKind.FWD, BtfKind.TYPEDEF, BtfKind.VOLATILE, BtfKind.CONST, BtfKind.FUNC, BtfKind.FUNC_PROTO, BtfKind.VAR, BtfKind.DATASEC, BtfKind.ENUM64]) {
+      expect(kinds.has(k)).toBe(true);
+    }
+  });
+
+  it('reads enumerators, ENUM64 included', () => {
+    const id = btf.findByName('pid_type', BtfKind.ENUM)!;
+    expect(btf.enumerators(id).map((e) => e.name)).toContain('PIDTYPE_PID');
+  });
+});

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { createEmulator } from '../../src/index.js';
+
+describe('eventfs layout', () => {
+  it('has the kernel layout at the top', async () => {
+    const { fs } = createEmulator({ cpus: 2 });
+    const top = fs.readdir('events');
+    expect(top).toContain('enable');
+    expect(top).toContain('header_page');
+    expect(top).toContain('sched');
+    expect(fs.readdir('events/sched').slice(0, 2)).toEqual(['enable', 'filter']);
+    expect(fs.readdir('events/sched/sched_switch').sort()).toEqual(['enable', 'filter', 'format', 'hist', 'id', 'trigger']);
+    const st = fs.stat('events/sched/sched_switch');
+    expect(st.nlink).toBe(1);
+    expect(st.mode).toBe(0o40755);
+    expect(fs.stat('events').nlink).toBe(1);
+    expect(fs.stat('events/sched/sched_switch/enable').mode).toBe(0o100640);
+    expect(fs.stat('events/sched/sched_switch/format').mode).toBe(0o100440);
+    expect(await fs.readFile('events/sched/sched_switch/id')).toMatch(/^\d+\n$/);
+    expect(await fs.readFile('events/sched/sched_switch/enable')).toBe('0\n');
+    expect(await fs.readFile('events/sched/enable')).toBe('0\n');
+    expect(await fs.readFile('events/enable')).toBe('0\n');
+    expect(await fs.readFile('events/sched/sched_switch/filter')).toBe('none\n');
+    expect(await fs.readFile('events/sched/sched_switch/trigger')).toBe(
+      '# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event enable_hist disable_hist hist\n',
+    );
+  });
+
+  it('builds an instance events/ tree quickly', () => {
+    const { fs } = createEmulator({ cpus: 2 });
+    const t0 = performance.now();
+    for (let i = 0; i < 10; i++) fs.mkdir(`instances/i${i}`);
+    const per = (performance.now() - t0) / 10;
+    expect(per).toBeLessThan(50);
+    console.log(`instance with events/: ${per.toFixed(2)} ms`);
+  });
+});
+
+describe('events/header_page and header_event', () => {
+  for (const series of ['7.2', '6.12'] as const) {
+    it(`match the ${series} census`, async () => {
+      const { readFileSync, existsSync } = await import('node:fs');
+      const file = `/work/census/${series}/file-contents`;
+      const { fs } = createEmulator({ cpus: 2, series });
+      const page = await fs.readFile('events/header_page');
+      const event = await fs.readFile('events/header_event');
+      expect(page).toContain('\tfield: char data;\toffset:16;\tsize:4080;\tsigned:0;\n');
+      if (!existsSync(file)) return;
+      const text = readFileSync(file, 'latin1');
+      const block = (name: string) => new RegExp(`^== events/${name}\\n([\\s\\S]*?)== rc=0$`, 'm').exec(text)![1];
+      expect(page).toBe(block('header_page'));
+      expect(event).toBe(block('header_event'));
+    });
+  }
+});
+
+describe('README', () => {
+  it('describes set_event (with :mod: on 7.2), events/ and triggers', async () => {
+    const r72 = await createEmulator({ cpus: 2 }).fs.readFile('README');
+    expect(r72).toContain('Can enable module events via: :mod:<module>');
+    expect(r72).toContain('      trigger\t\t- If set, a command to perform when event is hit\n');
+    const r612 = await createEmulator({ cpus: 2, series: '6.12' }).fs.readFile('README');
+    expect(r612).not.toContain(':mod:<module>\n\t\t\t');
+    expect(r612).toContain('  events/\t\t- Directory containing all trace event subsystems:\n');
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * enabled_functions of the reference samples' setups (x-enabled_functions.a … e
+ * and enabled_functions.with-fprobe-and-kprobe-events), built through the
+ * fprobe and kprobe API as the probe events use it: 7.2 registers an fprobe
+ * when its event is enabled and unregisters it when disabled, 6.12 registers
+ * at definition and only soft-disables.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { Fprobe, disableFprobe, enableFprobe, registerFprobe, unregisterFprobe } from '../../src/ftrace/fprobe.js';
+import { Kprobe, Kprobes, Kretprobe } from '../../src/ftrace/kprobes.js';
+import type { Series } from '../../src/kernel/series.js';
+import { echo, setup } from '../helpers/tracefs.js';
+
+const sample = (series: Series, name: string) => readFileSync(`/work/shared/reference/kernel-${series}/samples/${name}`, 'latin1');
+const noAddr = (s: string) => s.replace(/tramp: 0x[0-9a-f]+/g, 'tramp: 0x?');
+
+describe.each(['7.2', '6.12'] as Series[])('enabled_functions with fprobes and kprobes (%s)', (series) => {
+  it('x-enabled_functions.a … e', async () => {
+    const { fs, read, kernel } = setup({ series });
+    const check = async (name: string) => expect(noAddr(await read('enabled_functions'))).toBe(noAddr(sample(series, name)));
+    const v72 = series === '7.2';
+    const fentry = new Fprobe({ entry: () => {} });
+    const fexit = new Fprobe({ exit: () => {} });
+
+    registerFprobe(kernel, fentry, 'vfs_read');
+    await check('x-enabled_functions.a-fprobe-entry-vfs_read.txt');
+    registerFprobe(kernel, fexit, 'vfs_read');
+    await check('x-enabled_functions.b-fprobe-entry-and-exit-vfs_read.txt');
+    if (v72) unregisterFprobe(kernel, fentry);
+    else disableFprobe(fentry);
+    await check('x-enabled_functions.b2-fprobe-exit-only-vfs_read.txt');
+    await echo(fs, 'set_ftrace_filter', 'vfs_read\n');
+    await echo(fs, 'current_tracer', 'function_graph\n');
+    await check('x-enabled_functions.c-function_graph-and-fprobe-exit-vfs_read.txt');
+    await echo(fs, 'current_tracer', 'nop\n');
+    await echo(fs, 'set_ftrace_filter', '\n');
+    await check('x-enabled_functions.c2-after-nop.txt');
+    const kret = new Kretprobe({ symbol: 'vfs_read', handler: () => {} });
+    Kprobes.of(kernel).registerKretprobe(kret);
+    await check('x-enabled_functions.d-kretprobe-and-fprobe-exit-vfs_read.txt');
+    Kprobes.of(kernel).unregisterKretprobe(kret);
+    unregisterFprobe(kernel, fexit);
+    if (!v72) unregisterFprobe(kernel, fentry);
+    await check('x-enabled_functions.e-all-removed.txt');
+  });
+
+  it('enabled_functions.with-fprobe-and-kprobe-events', async () => {
+    const { read, kernel } = setup({ series });
+    const myprobe = new Fprobe({ entry: () => {} });
+    const myretprobe = new Fprobe({ exit: () => {} });
+    registerFprobe(kernel, myprobe, 'vfs_read');
+    registerFprobe(kernel, myretprobe, 'vfs_read');
+    const kp = Kprobes.of(kernel);
+    const kp1 = new Kprobe({ symbol: 'vfs_read' });
+    const kr1 = new Kretprobe({ symbol: 'vfs_read', handler: () => {} });
+    kp.register(kp1, { disabled: true });
+    kp.registerKretprobe(kr1, { disabled: true });
+    kp.enable(kp1);
+    kp.enable(kr1.kp);
+    expect(await read('enabled_functions')).toBe(sample(series, 'enabled_functions.with-fprobe-and-kprobe-events.txt'));
+    enableFprobe(myprobe);
+  });
+});

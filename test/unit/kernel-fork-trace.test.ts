@@ -1,0 +1,45 @@
+/**
+ * The issue's check, in process: with sched_process_fork enabled, a process
+ * that never touches the mount (`sh -c true`, reported by the proc
+ * connector) shows up in `trace` with the right parent and child; with
+ * sched_switch enabled, switches appear on every CPU.
+ */
+import { describe, expect, it } from 'vitest';
+import { procEventLine } from '../../src/kernel/cn_proc.js';
+import { kernelEmu } from '../helpers/kernel.js';
+
+const SHELL = { pid: 4400, uid: 0, gid: 0 };
+
+describe('traces of the emulated kernel through tracefs', () => {
+  it('sched_process_fork shows the fork of `sh -c true` with its parent and child', async () => {
+    const { k, fs, proc } = kernelEmu();
+    proc.set({ pid: SHELL.pid, comm: 'bash', ppid: 1, startTime: 5 });
+    await fs.writeFile('events/sched/sched_process_fork/enable', '1', {}, SHELL);
+    procEventLine(k.mirror, `F 1 ${SHELL.pid} ${SHELL.pid} 4401 4401`);
+    procEventLine(k.mirror, 'E 1 4401 4401 sh\t/usr/bin/dash');
+    procEventLine(k.mirror, 'X 1 4401 4401 0');
+    const trace = await fs.readFile('trace', SHELL);
+    const lines = trace.split('\n').filter((l) => l.includes('sched_process_fork'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^\s+bash-4400\s+\[00\d\] \S{5}\s+[\d.]+: sched_process_fork: comm=bash pid=4400 child_comm=bash child_pid=4401$/);
+  });
+
+  it('sched_switch shows switches on every CPU within a second, with plausible prev and next', async () => {
+    const { k, fs, proc } = kernelEmu({ cpus: 4, activity: 1, virtualClock: true });
+    k.stop();
+    proc.set({ pid: SHELL.pid, comm: 'bash', ppid: 1, startTime: 5 });
+    await fs.writeFile('events/sched/sched_switch/enable', '1', {}, SHELL);
+    for (let t = 0; t < 1000; t += 10) {
+      k.clock.advance(10_000_000);
+      k.activity!.advance();
+    }
+    await fs.writeFile('events/sched/sched_switch/enable', '0', {}, SHELL);
+    const lines = (await fs.readFile('trace', SHELL)).split('\n').filter((l) => l.includes('sched_switch:'));
+    for (let cpu = 0; cpu < 4; cpu++) {
+      const mine = lines.filter((l) => l.includes(`[00${cpu}]`));
+      expect(mine.length).toBeGreaterThan(2);
+      expect(mine.some((l) => l.includes(`prev_comm=swapper/${cpu} prev_pid=0`))).toBe(true);
+    }
+    expect(lines.some((l) => /next_comm=(rcu_preempt|kworker\/\d+:\d+|ksoftirqd\/\d+) /.test(l))).toBe(true);
+  });
+});

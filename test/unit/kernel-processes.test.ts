@@ -1,0 +1,222 @@
+/**
+ * Real processes mirrored as tasks, with their lives inferred from /proc
+ * (scripted here) or reported by the proc connector: fork in the parent,
+ * exec when the comm changes, exit when the process is gone or its pid
+ * reused; kernel threads with stable pids.
+ */
+import { describe, expect, it } from 'vitest';
+import { procEventLine, procEventsHelper } from '../../src/kernel/cn_proc.js';
+import { execContext } from '../../src/kernel/cpu.js';
+import { TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF } from '../../src/kernel/context.js';
+import { inOrder, kernelEmu, recordCalls, recordEvents, SCHED_EVENTS } from '../helpers/kernel.js';
+
+const caller = (pid: number) => ({ pid, uid: 0, gid: 0 });
+
+describe('process mirror', () => {
+  it('runs kernel_clone in the parent for a process seen for the first time, then exec when its comm differs', async () => {
+    const { k, fs, proc } = kernelEmu();
+    proc.set({ pid: 500, comm: 'bash', ppid: 1, startTime: 5 });
+    proc.set({ pid: 501, comm: 'cat', ppid: 500, exe: '/usr/bin/cat' });
+    const evs = recordEvents(k, SCHED_EVENTS);
+    const calls = recordCalls(k, (n) => n === 'kernel_clone' || n === 'wake_up_new_task' || n === 'bprm_execve' || n === 'vfs_read');
+    await fs.readFile('README', caller(501));
+    const fork = evs.find((e) => e.name === 'sched_process_fork')!;
+    expect(fork.args).toMatchObject({ parent_comm: 'bash', parent_pid: 500, child_comm: 'bash', child_pid: 501 });
+    expect(fork.pid).toBe(500);
+    const exec = evs.find((e) => e.name === 'sched_process_exec')!;
+    expect(exec.args).toMatchObject({ filename: '/usr/bin/cat', pid: 501, old_pid: 501 });
+    expect(exec.comm).toBe('cat');
+    expect(inOrder(evs.map((e) => e.name), ['sched_process_fork', 'sched_wakeup_new', 'sched_process_exec'])).toBe(true);
+    expect(calls.map((c) => `${c.name}/${c.pid}`)).toEqual(expect.arrayContaining(['kernel_clone/500', 'wake_up_new_task/500', 'bprm_execve/501', 'vfs_read/501']));
+    // kernel_clone's argument is a kernel_clone_args of a fork (SIGCHLD).
+    const kc = calls.find((c) => c.name === 'kernel_clone')!;
+    expect(k.structs.get(kc.regs.get('di'), 'kernel_clone_args', 'flags')).toBe(17n);
+    // The task is laid out as task_struct.
+    const t = k.taskOf(caller(501));
+    expect(k.structs.get(t.addr, 'task_struct', 'pid')).toBe(501n);
+    expect(k.structs.get(t.addr, 'task_struct', 'tgid')).toBe(501n);
+    expect(k.kernelMemory.readCString(k.structs.addrOf(t.addr, 'task_struct', 'comm')!)).toBe('cat');
+    expect(k.structs.get(t.addr, 'task_struct', 'real_parent')).toBe(k.tasks.get(500)!.addr);
+  });
+
+  it('a process already gone when its watched call is read is born of the parent the watcher saw (its fork line may come later)', () => {
+    const { k, proc } = kernelEmu();
+    proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5 });
+    const evs = recordEvents(k, SCHED_EVENTS);
+    const calls = recordCalls(k, (n) => n === 'kernel_clone');
+    const t = k.mirror.taskOf(901, 'ping', 900);
+    expect(t.comm).toBe('ping');
+    expect(t.ppid).toBe(900);
+    expect(evs.find((e) => e.name === 'sched_process_fork')!.args).toMatchObject({ parent_pid: 900, child_pid: 901 });
+    expect(calls.map((c) => `${c.name}/${c.pid}`)).toEqual(['kernel_clone/900']);
+    // the proc connector's fork and exec, read afterwards, change nothing
+    k.mirror.onFork(900, 901, 901);
+    k.mirror.onExec(901, 'ping');
+    expect(evs.filter((e) => e.name === 'sched_process_fork' || e.name === 'sched_process_exec').map((e) => e.name)).toEqual(['sched_process_fork', 'sched_process_exec']);
+    // without a parent, as before: adopted under init, no birth invented
+    evs.length = 0;
+    expect(k.mirror.taskOf(902, 'gone').ppid).toBe(1);
+    expect(evs.filter((e) => e.name === 'sched_process_fork')).toEqual([]);
+  });
+
+  it('a watched process that ran outside the mount while its task slept is woken and switched in (its schedstat count moved)', () => {
+    const { k, proc } = kernelEmu();
+    proc.set({ pid: 950, comm: 'sh', ppid: 1, startTime: 5 });
+    proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 4 });
+    const ping = k.mirror.taskOf(951);
+    ping.syscallsWatched = true;
+    expect(k.sched.sleeping(ping)).toBe(true);
+    const evs = recordEvents(k, SCHED_EVENTS);
+    k.hostSched!.poll();
+    // the first look only counts; an unwatched process is never looked at
+    proc.set({ pid: 950, comm: 'sh', ppid: 1, startTime: 5, switches: 9 });
+    k.hostSched!.poll();
+    expect(evs).toEqual([]);
+    proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 6 });
+    k.hostSched!.poll();
+    const seen = evs.map((e) => `${e.name} ${String(e.args.comm ?? e.args.next_comm ?? '')}`);
+    expect(seen).toEqual(['sched_waking ping', 'sched_wakeup ping', 'sched_switch ping']);
+    expect(k.cpus[ping.cpu]!.curr).toBe(ping);
+    // running already: nothing more
+    proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 7 });
+    k.hostSched!.poll();
+    expect(evs).toHaveLength(3);
+    // asleep on the host, and no call for a while: switched out with that state (not before)
+    proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 7, state: 'S' });
+    k.hostSched!.poll();
+    expect(evs).toHaveLength(3);
+    ping.lastSyscallNs -= 30_000_000;
+    k.hostSched!.poll();
+    expect(evs.slice(3).map((e) => `${e.name} ${String(e.args.prev_comm)} ${String(e.args.prev_state)}`)).toEqual(['sched_switch ping 1']);
+    expect(k.sched.sleeping(ping)).toBe(true);
+    // left runnable while others ran, asleep on the host meanwhile: off the runqueue, without an event
+    k.sched.wake(ping);
+    expect(k.sched.sleeping(ping)).toBe(false);
+    k.hostSched!.poll();
+    expect(k.sched.sleeping(ping)).toBe(true);
+    expect(evs).toHaveLength(4);
+  });
+
+  it('mirrors processes older than the emulator without inventing their birth', async () => {
+    const { k, fs, proc } = kernelEmu();
+    proc.set({ pid: 600, comm: 'sshd', ppid: 1, startTime: 3 });
+    const evs = recordEvents(k, SCHED_EVENTS);
+    await fs.readFile('README', caller(600));
+    expect(evs.filter((e) => e.name.startsWith('sched_process'))).toEqual([]);
+    expect(k.taskOf(caller(600)).comm).toBe('sshd');
+  });
+
+  it('notices an exit (do_exit, prev_state Z, wait, free) and a reused pid', async () => {
+    const { k, fs, proc } = kernelEmu();
+    proc.set({ pid: 700, comm: 'sh', ppid: 1, startTime: 5 });
+    proc.set({ pid: 701, comm: 'sh', ppid: 700, startTime: 2000 });
+    await fs.readFile('README', caller(701));
+    const evs = recordEvents(k, SCHED_EVENTS);
+    const calls = recordCalls(k, (n) => n === 'do_exit' || n === 'kernel_clone');
+    proc.procs.delete(701);
+    k.mirror.checkExits();
+    expect(inOrder(evs.map((e) => e.name), ['sched_process_exit', 'sched_switch', 'sched_process_wait', 'sched_process_free'])).toBe(true);
+    const sw = evs.find((e) => e.name === 'sched_switch' && e.args.prev_pid === 701)!;
+    expect(sw.args.prev_state).toBe(0x20);
+    expect(evs.find((e) => e.name === 'sched_process_wait')!.pid).toBe(700);
+    expect(calls.map((c) => c.name)).toEqual(['do_exit']);
+    expect(k.tasks.process(701)).toBeUndefined();
+    // The same pid, a younger process: a new fork.
+    proc.set({ pid: 701, comm: 'sh', ppid: 700, startTime: 3000 });
+    evs.length = 0;
+    await fs.readFile('README', caller(701));
+    expect(evs.find((e) => e.name === 'sched_process_fork')!.args.child_pid).toBe(701);
+  });
+
+  it('a reused pid seen before the exit check: the old one exits, then the new one is forked', async () => {
+    const { k, fs, proc } = kernelEmu();
+    proc.set({ pid: 800, comm: 'sh', ppid: 1, startTime: 5 });
+    proc.set({ pid: 801, comm: 'cat', ppid: 800, startTime: 2000 });
+    await fs.readFile('README', caller(801));
+    proc.set({ pid: 801, comm: 'cat', ppid: 800, startTime: 2500 });
+    const evs = recordEvents(k, SCHED_EVENTS);
+    await fs.readFile('README', caller(801));
+    expect(inOrder(evs.map((e) => e.name), ['sched_process_exit', 'sched_process_free', 'sched_process_fork', 'sched_process_exec'])).toBe(true);
+  });
+
+  it('follows the proc connector: a process that never touches the mount forks, execs and exits', () => {
+    const { k, proc } = kernelEmu();
+    proc.set({ pid: 900, comm: 'bash', ppid: 1, startTime: 5 });
+    const evs = recordEvents(k, SCHED_EVENTS);
+    procEventLine(k.mirror, 'F 1 900 900 901 901');
+    procEventLine(k.mirror, 'E 1 901 901 sh\t/usr/bin/dash');
+    procEventLine(k.mirror, 'X 1 901 901 0');
+    const names = evs.map((e) => e.name);
+    expect(inOrder(names, ['sched_process_fork', 'sched_wakeup_new', 'sched_process_exec', 'sched_process_exit', 'sched_process_free'])).toBe(true);
+    expect(evs.find((e) => e.name === 'sched_process_fork')!.args).toMatchObject({ parent_comm: 'bash', parent_pid: 900, child_comm: 'bash', child_pid: 901 });
+    expect(evs.find((e) => e.name === 'sched_process_exec')!.args).toMatchObject({ filename: '/usr/bin/dash', pid: 901 });
+    // A thread: same tgid, no wait by the parent.
+    procEventLine(k.mirror, 'F 0 900 900 902 900');
+    expect(k.tasks.process(902)!.tgid).toBe(900);
+  });
+
+  it('has kernel threads with stable pids, per CPU', () => {
+    const { k } = kernelEmu({ cpus: 4 });
+    expect(k.tasks.get(0)!.comm).toBe('swapper/0');
+    expect(k.tasks.idle.map((t) => t.comm)).toEqual(['swapper/0', 'swapper/1', 'swapper/2', 'swapper/3']);
+    expect(k.tasks.get(2)!.comm).toBe('kthreadd');
+    expect(k.tasks.get(15)!.comm).toBe('rcu_preempt');
+    for (let c = 0; c < 4; c++) {
+      expect(k.tasks.byRole('ksoftirqd', c)[0]!.comm).toBe(`ksoftirqd/${c}`);
+      expect(k.tasks.byRole('migration', c)[0]!.prio).toBe(0);
+    }
+    const again = kernelEmu({ cpus: 4 }).k;
+    expect(again.tasks.kthreads.map((t) => `${t.pid}:${t.comm}`)).toEqual(k.tasks.kthreads.map((t) => `${t.pid}:${t.comm}`));
+  });
+
+  it('builds and runs the proc connector helper where the machine allows it', async () => {
+    if (process.getuid?.() !== 0) return;
+    const bin = procEventsHelper();
+    if (!bin) return;
+    const { spawn, spawnSync } = await import('node:child_process');
+    const child = spawn(bin, [], { stdio: ['ignore', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    await new Promise((r) => setTimeout(r, 300));
+    const sh = spawnSync('sh', ['-c', 'true']);
+    await new Promise((r) => setTimeout(r, 300));
+    child.kill();
+    if (!out.startsWith('R\n')) return; // not allowed here (no CAP_NET_ADMIN in the initial netns)
+    expect(out).toMatch(new RegExp(`^F \\d+ ${process.pid} \\d+ ${sh.pid} ${sh.pid}$`, 'm'));
+    expect(out).toMatch(new RegExp(`^X \\d+ ${sh.pid} ${sh.pid} 0$`, 'm'));
+  });
+});
+
+describe('interrupts', () => {
+  it('a timer tick can strike in the middle of a call path, in hardirq context', async () => {
+    const { k, fs, proc } = kernelEmu({ activity: 1, virtualClock: true });
+    k.stop();
+    proc.set({ pid: 1000, comm: 'cat', ppid: 1, startTime: 5 });
+    const t = k.taskOf(caller(1000));
+    const flags: number[] = [];
+    const where: string[][] = [];
+    recordCalls(k, (n) => n === 'hrtimer_interrupt' || /^(vfs_read|rw_verify_area|security_file_permission|apparmor_file_permission|aa_file_perm|__rcu_read_lock|__rcu_read_unlock|bpf_lsm_file_permission|simple_read_from_buffer|seq_read\w*|mutex_\w+)$/.test(n));
+    const exec = k.exec;
+    const inner = exec.fentry;
+    exec.fentry = (ip, p, regs, task) => {
+      inner(ip, p, regs, task);
+      const name = k.symbols.lookup(ip)!.sym.name;
+      // Time passes while the read runs: a tick falls due.
+      if (name !== 'hrtimer_interrupt') k.clock.advance(1_000_000);
+      if (name !== 'hrtimer_interrupt') return;
+      flags.push(execContext(task, k.cpus[task.cpu]).flags);
+      where.push(task.frames.map((f) => f.fn.name));
+    };
+    k.clock.advance(1_000_000_000);
+    k.sched.ensureRunning(t);
+    k.activity!.maybeTick(t, undefined);
+    await fs.readFile('README', caller(1000));
+    const inCall = where.findIndex((w) => w.includes('do_syscall_64'));
+    expect(inCall).toBeGreaterThanOrEqual(0);
+    expect(where[inCall]).toEqual(expect.arrayContaining(['do_syscall_64', 'vfs_read', '__sysvec_apic_timer_interrupt', 'hrtimer_interrupt']));
+    expect(flags[inCall]! & TRACE_FLAG_HARDIRQ).toBeTruthy();
+    expect(flags[inCall]! & TRACE_FLAG_IRQS_OFF).toBeTruthy();
+    expect(t.frames).toHaveLength(0);
+    expect(t.preemptCount).toBe(0);
+  });
+});
