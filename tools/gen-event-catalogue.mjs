@@ -3,9 +3,10 @@
  * Generates data/events-SERIES.json, the static trace event catalogue, from a
  * census of a real kernel's tracefs.
  *
- *   node tools/gen-event-catalogue.mjs [CENSUS_ROOT=/work/census] [SERIES...]
+ *   node tools/gen-event-catalogue.mjs CENSUS_ROOT [SERIES...]
  *
- * The census was captured with the kernel oracle (shared/tools/kernel-oracle
+ * CENSUS_ROOT/SERIES holds a census captured with the kernel oracle
+ * (../shared/tools/kernel-oracle beside the repository:
  * [--series X.Y] --out DIR run -), with a snippet of this shape:
  *
  *   for f in events/*\/*\/format; do echo "== $f"; cat $f; done > $KORACLE_OUT/event-formats
@@ -33,7 +34,11 @@ import { fileURLToPath } from 'node:url';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..');
-const censusRoot = process.argv[2] ?? '/work/census';
+const censusRoot = process.argv[2];
+if (!censusRoot) {
+  console.error('usage: gen-event-catalogue.mjs CENSUS_ROOT [SERIES...]');
+  process.exit(2);
+}
 const seriesList = process.argv.length > 3 ? process.argv.slice(3) : ['7.2', '6.12'];
 
 const COMMON =

@@ -4,20 +4,14 @@
  * driven through the executor, and the outputs compared line for line apart
  * from timestamps, pids and addresses.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { executorOf } from '../../src/ftrace/kernel_seam.js';
 import type { Series } from '../../src/kernel/series.js';
 import { Task } from '../../src/kernel/task.js';
 import type { Kernel } from '../../src/kernel/kernel.js';
+import { kernelSample as sample } from '../helpers/fixtures.js';
 import { run, READ_PROC_VERSION, withStack as withStackOf, type CallTree } from '../helpers/ftrace-driver.js';
 import { echo, setup } from '../helpers/tracefs.js';
-
-const REF = process.env.TRACEFS_REFERENCE ?? '/work/shared/reference';
-const sample = (series: Series, name: string): string | undefined => {
-  const p = `${REF}/kernel-${series}/samples/${name}`;
-  return existsSync(p) ? readFileSync(p, 'latin1') : undefined;
-};
 
 /** A trace line without task, pid, CPU and timestamp: `flags FUNCTION`, kernel pointers blanked. */
 function shape(line: string): string {
@@ -113,10 +107,9 @@ describe('probe events per trace array', () => {
 });
 
 describe.each(['7.2', '6.12'] as Series[])('probe event samples of %s', (series) => {
-  const has = sample(series, 'trace.fprobe-kprobe-events-on-vfs_read.head30.txt') !== undefined;
   const size = series === '7.2' ? 220 : 229;
 
-  it.skipIf(!has)('four probe events on vfs_read: listings, formats, directories, enabled_functions, trace, kprobe_profile', async () => {
+  it('four probe events on vfs_read: listings, formats, directories, enabled_functions, trace, kprobe_profile', async () => {
     const { fs, read, kernel } = setup({ series });
     realCallSites(kernel);
     for (const def of ['f:myprobe vfs_read', 'f:myretprobe vfs_read%return arg1=$retval', 'p:kp1 vfs_read', 'r:kr1 vfs_read']) {
@@ -128,47 +121,45 @@ describe.each(['7.2', '6.12'] as Series[])('probe event samples of %s', (series)
       expect(await read(`events/${path}/format`), file).toBe(sample(series, `format.${file}.txt`));
     }
     const names = (ls: string) => ls.split('\n').slice(3).filter(Boolean).map((l) => l.split(/\s+/).pop()).sort();
-    expect(fs.readdir('events/fprobes').sort()).toEqual(names(sample(series, 'ls-la.events-fprobes.txt')!));
-    expect(fs.readdir('events/kprobes').sort()).toEqual(names(sample(series, 'ls-la.events-kprobes.txt')!));
-    expect(fs.readdir('events/fprobes/myprobe').sort()).toEqual(names(sample(series, 'ls-la.events-fprobes-myprobe.txt')!));
+    expect(fs.readdir('events/fprobes').sort()).toEqual(names(sample(series, 'ls-la.events-fprobes.txt')));
+    expect(fs.readdir('events/kprobes').sort()).toEqual(names(sample(series, 'ls-la.events-kprobes.txt')));
+    expect(fs.readdir('events/fprobes/myprobe').sort()).toEqual(names(sample(series, 'ls-la.events-fprobes-myprobe.txt')));
     await echo(fs, 'events/fprobes/enable', '1\n');
     await echo(fs, 'events/kprobes/enable', '1\n');
     expect(await read('enabled_functions')).toBe(sample(series, 'enabled_functions.with-fprobe-and-kprobe-events.txt'));
     const head = kernel.tasks.add(new Task(156, 156, 'head', 1));
     run(kernel, head, readTree(size));
     run(kernel, head, readTree(size));
-    const want = events(sample(series, 'trace.fprobe-kprobe-events-on-vfs_read.head30.txt')!).slice(8, 16);
+    const want = events(sample(series, 'trace.fprobe-kprobe-events-on-vfs_read.head30.txt')).slice(8, 16);
     expect(events(await read('trace'))).toEqual(want);
     const row = (name: string, hits: number) => `  ${name.padEnd(44)} ${String(hits).padStart(15)} ${'0'.padStart(15)}\n`;
     expect(await read('kprobe_profile')).toBe(row('kp1', 2) + row('kr1', 2));
     // the sample's layout, numbers aside
     const shapeOf = (t: string) => t.replace(/\d+/g, 'N');
-    expect(shapeOf(await read('kprobe_profile'))).toBe(shapeOf(sample(series, 'kprobe_profile.txt')!));
+    expect(shapeOf(await read('kprobe_profile'))).toBe(shapeOf(sample(series, 'kprobe_profile.txt')));
   });
 
-  it.skipIf(!has)('bad fprobe writes: statuses, error_log, listing, clear', async () => {
+  it('bad fprobe writes: statuses, error_log, listing, clear', async () => {
     const { fs, read } = setup({ series });
     for (const def of ['f:myprobe vfs_read', 'f:myretprobe vfs_read%return arg1=$retval', 'p:kp1 vfs_read', 'r:kr1 vfs_read', 'f:myopen do_sys_openat2']) {
       await echo(fs, 'dynamic_events', def + '\n', true);
     }
-    for (const w of parseWrites(sample(series, 'error_log.fprobe-writes-and-their-status.txt')!)) {
+    for (const w of parseWrites(sample(series, 'error_log.fprobe-writes-and-their-status.txt'))) {
       expect(await echoErr(fs, 'dynamic_events', w.def), w.def).toBe(w.errno);
     }
-    expect(noTs(await read('error_log'))).toEqual(noTs(sample(series, 'error_log.after-fprobe-writes.txt')!));
+    expect(noTs(await read('error_log'))).toEqual(noTs(sample(series, 'error_log.after-fprobe-writes.txt')));
     expect(await read('dynamic_events')).toBe(sample(series, 'dynamic_events.after-fprobe-writes.txt'));
     await echo(fs, 'error_log', '\n');
     await echoErr(fs, 'dynamic_events', 'f:bad vfs_read $none_var');
-    expect(noTs(await read('error_log'))).toEqual(noTs(sample(series, 'error_log.after-one-bad-fprobe.txt')!));
+    expect(noTs(await read('error_log'))).toEqual(noTs(sample(series, 'error_log.after-one-bad-fprobe.txt')));
     await echo(fs, 'dynamic_events', '\n');
     expect(await read('dynamic_events')).toBe(sample(series, 'dynamic_events.after-clear.txt'));
   });
 
-  const hasX = sample(series, 'x-args.dynamic_events.txt') !== undefined;
-
-  it.skipIf(!hasX)('fprobe arguments: writes, listing, formats, trace (x-args, x-format, x-trace.args)', async () => {
+  it('fprobe arguments: writes, listing, formats, trace (x-args, x-format, x-trace.args)', async () => {
     const { fs, read, kernel } = setup({ series });
     realCallSites(kernel);
-    for (const w of parseWrites(sample(series, 'x-args.writes-status-and-error_log.txt')!)) {
+    for (const w of parseWrites(sample(series, 'x-args.writes-status-and-error_log.txt'))) {
       await echo(fs, 'error_log', '\n');
       expect(await echoErr(fs, 'dynamic_events', w.def), w.def).toBe(w.errno);
       expect(noTs(await read('error_log')), w.def).toEqual(w.log);
@@ -182,16 +173,16 @@ describe.each(['7.2', '6.12'] as Series[])('probe event samples of %s', (series)
     const file = fileObject(kernel, 0xff48e065413ca000n, 67797005);
     const exec = executorOf(kernel);
     withStackOf(head);
-    const want = tail(sample(series, 'x-trace.args-fprobes-vfs_read.head40.txt')!, 6);
+    const want = tail(sample(series, 'x-trace.args-fprobes-vfs_read.head40.txt'), 6);
     // the user buffer of that read, as the sample's last read had it
     const buf = BigInt(/fargs: .* buf=(0x[0-9a-f]+)/.exec(want.join('\n'))![1]);
     exec.call(head, 'ksys_read', [], (x) => x.call('vfs_read', [file, buf, 1024, 0xff739a64805e7d10n], () => BigInt(size)));
     expect(events(await read('trace'))).toEqual(want);
   });
 
-  it.skipIf(!hasX)('more writes: each status and error_log entry, then the listing', async () => {
+  it('more writes: each status and error_log entry, then the listing', async () => {
     const { fs, read } = setup({ series });
-    for (const w of parseWrites(sample(series, 'x-error_log.more-writes-status-and-error_log.txt')!)) {
+    for (const w of parseWrites(sample(series, 'x-error_log.more-writes-status-and-error_log.txt'))) {
       await echo(fs, 'error_log', '\n');
       expect(await echoErr(fs, 'dynamic_events', w.def), w.def).toBe(w.errno);
       expect(noTs(await read('error_log')), w.def).toEqual(w.log);
@@ -200,54 +191,54 @@ describe.each(['7.2', '6.12'] as Series[])('probe event samples of %s', (series)
     await echo(fs, 'dynamic_events', '\n');
     await echo(fs, 'error_log', '\n');
     for (let i = 1; i <= 10; i++) await echoErr(fs, 'dynamic_events', `f:cap${i} no_such_function_${i}`);
-    expect(noTs(await read('error_log'))).toEqual(noTs(sample(series, 'x-error_log.after-10-errors.txt')!));
+    expect(noTs(await read('error_log'))).toEqual(noTs(sample(series, 'x-error_log.after-10-errors.txt')));
   });
 
-  it.skipIf(!hasX)('an entry and an exit fprobe, function_graph beside the exit one, then a kretprobe (x-trace.b, c, d)', async () => {
+  it('an entry and an exit fprobe, function_graph beside the exit one, then a kretprobe (x-trace.b, c, d)', async () => {
     const { fs, read, kernel } = setup({ series });
     realCallSites(kernel);
     await echo(fs, 'dynamic_events', 'f:fentry vfs_read\n', true);
     await echo(fs, 'events/fprobes/fentry/enable', '1\n');
-    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.a-fprobe-entry-vfs_read.txt')!));
+    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.a-fprobe-entry-vfs_read.txt')));
     await echo(fs, 'dynamic_events', 'f:fexit vfs_read%return\n', true);
     await echo(fs, 'events/fprobes/fexit/enable', '1\n');
-    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.b-fprobe-entry-and-exit-vfs_read.txt')!));
+    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.b-fprobe-entry-and-exit-vfs_read.txt')));
     const cat = kernel.tasks.add(new Task(202, 202, 'cat', 1));
     run(kernel, cat, readTree(size));
-    expect(events(await read('trace'))).toEqual(tail(sample(series, 'x-trace.b-fprobe-entry-and-exit-vfs_read.head20.txt')!, 2));
+    expect(events(await read('trace'))).toEqual(tail(sample(series, 'x-trace.b-fprobe-entry-and-exit-vfs_read.head20.txt'), 2));
     await echo(fs, 'events/fprobes/fentry/enable', '0\n');
-    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.b2-fprobe-exit-only-vfs_read.txt')!));
+    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.b2-fprobe-exit-only-vfs_read.txt')));
     // (c) function_graph filtered to vfs_read beside the exit fprobe: its event is a comment in the graph
     await echo(fs, 'trace', '\n');
     await echo(fs, 'set_ftrace_filter', 'vfs_read\n');
     await echo(fs, 'current_tracer', 'function_graph\n');
-    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.c-function_graph-and-fprobe-exit-vfs_read.txt')!));
+    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.c-function_graph-and-fprobe-exit-vfs_read.txt')));
     run(kernel, cat, readTree(size));
-    expect(graphBlock(await read('trace'))).toEqual(graphBlock(sample(series, 'x-trace.c-function_graph-and-fprobe-exit-vfs_read.head30.txt')!));
+    expect(graphBlock(await read('trace'))).toEqual(graphBlock(sample(series, 'x-trace.c-function_graph-and-fprobe-exit-vfs_read.head30.txt')));
     await echo(fs, 'current_tracer', 'nop\n');
     await echo(fs, 'set_ftrace_filter', '\n');
-    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.c2-after-nop.txt')!));
+    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.c2-after-nop.txt')));
     // (d) a kretprobe beside the exit fprobe
     await echo(fs, 'trace', '\n');
     await echo(fs, 'dynamic_events', 'r:kret vfs_read\n', true);
     await echo(fs, 'events/kprobes/kret/enable', '1\n');
-    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.d-kretprobe-and-fprobe-exit-vfs_read.txt')!));
+    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.d-kretprobe-and-fprobe-exit-vfs_read.txt')));
     run(kernel, cat, readTree(size));
-    expect(events(await read('trace'))).toEqual(tail(sample(series, 'x-trace.d-kretprobe-and-fprobe-exit-vfs_read.head20.txt')!, 2));
+    expect(events(await read('trace'))).toEqual(tail(sample(series, 'x-trace.d-kretprobe-and-fprobe-exit-vfs_read.head20.txt'), 2));
     expect(await read('dynamic_events')).toBe(sample(series, 'x-dynamic_events.d.txt'));
     await echo(fs, 'events/kprobes/kret/enable', '0\n');
     await echo(fs, 'events/fprobes/fexit/enable', '0\n');
     await echo(fs, 'dynamic_events', '\n');
-    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.e-all-removed.txt')!));
+    expect(noTramp(await read('enabled_functions'))).toBe(noTramp(sample(series, 'x-enabled_functions.e-all-removed.txt')));
   });
 
-  it.skipIf(!hasX)('the default kretprobe maxactive follows the CPU count (8 vCPUs: r16)', async () => {
+  it('the default kretprobe maxactive follows the CPU count (8 vCPUs: r16)', async () => {
     const { fs, read } = setup({ series, cpus: 8 });
     await echo(fs, 'dynamic_events', 'r:kr1 vfs_read\n', true);
-    expect((await read('dynamic_events')).split('\n')[0]).toBe(sample(series, 'x-dynamic_events.kretprobe-smp8.txt')!.split('\n')[1]);
+    expect((await read('dynamic_events')).split('\n')[0]).toBe(sample(series, 'x-dynamic_events.kretprobe-smp8.txt').split('\n')[1]);
   });
 
-  it.skipIf(!has)('an fprobe on do_sys_openat2 through trace_pipe', async () => {
+  it('an fprobe on do_sys_openat2 through trace_pipe', async () => {
     const { fs, kernel } = setup({ series });
     await echo(fs, 'dynamic_events', 'f:myopen do_sys_openat2\n', true);
     await echo(fs, 'events/fprobes/myopen/enable', '1\n');
@@ -256,6 +247,6 @@ describe.each(['7.2', '6.12'] as Series[])('probe event samples of %s', (series)
     const h = await fs.open('trace_pipe', 0);
     const got = (await h.read(65536, 0, new AbortController().signal)).toString('latin1');
     h.release();
-    expect(events(got)).toEqual(tail(sample(series, 'trace_pipe.fprobe-do_sys_openat2.timeout-2s.txt')!, 3));
+    expect(events(got)).toEqual(tail(sample(series, 'trace_pipe.fprobe-do_sys_openat2.timeout-2s.txt'), 3));
   });
 });

@@ -3,14 +3,14 @@
  * the ftrace API the probe layer uses (ftrace_ops for entry fprobes and
  * kprobes, fgraph_ops for exit fprobes) and through tracefs for the tracers.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Fgraph, FgraphOps } from '../../src/ftrace/fgraph.js';
 import { Ftrace } from '../../src/ftrace/ftrace.js';
 import { FTRACE_OPS_FL_SAVE_ARGS, FTRACE_OPS_FL_SAVE_REGS, FtraceOps } from '../../src/ftrace/ftrace_ops.js';
+import { kernelSample } from '../helpers/fixtures.js';
 import { echo, setup } from '../helpers/tracefs.js';
 
-const sample = (name: string) => readFileSync(`/work/shared/reference/kernel-7.2/samples/${name}`, 'latin1');
+const sample = (name: string) => kernelSample('7.2', name);
 const noAddr = (s: string) => s.replace(/tramp: 0x[0-9a-f]+/g, 'tramp: 0x?');
 
 describe('enabled_functions of the 7.2 samples', () => {

@@ -10,8 +10,8 @@ const MOUNTINFO = [
   '30 23 0:12 / /sys/kernel/tracing rw,relatime - tracefs tracefs rw',
   '31 23 0:7 / /sys/kernel/debug rw,relatime - debugfs debugfs rw',
   '32 31 0:12 / /sys/kernel/debug/tracing rw,relatime - tracefs tracefs rw',
-  '40 22 0:50 / /work/other\\040mount rw,nosuid,nodev,relatime - fuse.tracefs tracefs rw,user_id=0,group_id=0',
-  '41 22 0:51 / /work/repo/mount rw,nosuid,nodev,relatime - fuse.tracefs tracefs rw,user_id=0,group_id=0',
+  '40 22 0:50 / /srv/other\\040mount rw,nosuid,nodev,relatime - fuse.tracefs tracefs rw,user_id=0,group_id=0',
+  '41 22 0:51 / /srv/checkout/mount rw,nosuid,nodev,relatime - fuse.tracefs tracefs rw,user_id=0,group_id=0',
   '42 22 0:52 / /run/emu/debugfs rw,nosuid,nodev,relatime - fuse.debugfs debugfs rw,user_id=0,group_id=0',
 ].join('\n');
 
@@ -33,7 +33,7 @@ function facts(over: Partial<HostFacts> = {}): HostFacts {
 }
 
 const shim = { release: '7.2.13+deb14-amd64', nsHelper: "'node' 'cli.js' ns-helper" };
-const spec = { tracefs: '/work/repo/mount', debugfs: '/run/emu/debugfs', views: { '/proc/kallsyms': '/run/emu/kallsyms' }, controlSocket: '/run/emu/ctl' };
+const spec = { tracefs: '/srv/checkout/mount', debugfs: '/run/emu/debugfs', views: { '/proc/kallsyms': '/run/emu/kallsyms' }, controlSocket: '/run/emu/ctl' };
 
 describe('mountinfo', () => {
   it('finds the mount a path is on (the longest mount point above it)', () => {
@@ -45,13 +45,13 @@ describe('mountinfo', () => {
 
   it('parses mount points (unescaped), types and sources', () => {
     const m = parseMountinfo(MOUNTINFO);
-    expect(m[5]).toEqual({ mountPoint: '/work/other mount', fstype: 'fuse.tracefs', source: 'tracefs', options: 'rw,nosuid,nodev,relatime,rw,user_id=0,group_id=0', dev: '0:50' });
+    expect(m[5]).toEqual({ mountPoint: '/srv/other mount', fstype: 'fuse.tracefs', source: 'tracefs', options: 'rw,nosuid,nodev,relatime,rw,user_id=0,group_id=0', dev: '0:50' });
     expect(m.filter(isTraceMount).map((e) => e.mountPoint)).toEqual([
       '/sys/kernel/tracing',
       '/sys/kernel/debug',
       '/sys/kernel/debug/tracing',
-      '/work/other mount',
-      '/work/repo/mount',
+      '/srv/other mount',
+      '/srv/checkout/mount',
       '/run/emu/debugfs',
     ]);
   });
@@ -68,19 +68,19 @@ describe('the exec namespace plan', () => {
       "umount -l '/sys/kernel/debug/tracing' 2>/dev/null || true",
       "umount -l '/sys/kernel/tracing' 2>/dev/null || true",
       "umount -l '/sys/kernel/debug' 2>/dev/null || true",
-      "umount -l '/work/other mount' 2>/dev/null || true",
+      "umount -l '/srv/other mount' 2>/dev/null || true",
     ]);
-    expect(at(/^mount --bind '\/work\/repo\/mount' '\/sys\/kernel\/tracing'$/)).toBeGreaterThan(at(/umount -l '\/sys\/kernel\/debug' /));
+    expect(at(/^mount --bind '\/srv\/checkout\/mount' '\/sys\/kernel\/tracing'$/)).toBeGreaterThan(at(/umount -l '\/sys\/kernel\/debug' /));
   });
 
   it('binds tracefs at /sys/kernel/tracing before anything else, then debugfs and its tracing dir', () => {
     const mounts = lines.filter((l) => l.startsWith('mount '));
     expect(mounts.slice(0, 3)).toEqual([
-      "mount --bind '/work/repo/mount' '/sys/kernel/tracing'",
+      "mount --bind '/srv/checkout/mount' '/sys/kernel/tracing'",
       "mount --bind '/run/emu/debugfs' '/sys/kernel/debug'",
-      "mount --bind '/work/repo/mount' '/sys/kernel/debug/tracing'",
+      "mount --bind '/srv/checkout/mount' '/sys/kernel/debug/tracing'",
     ]);
-    expect(lines).toContain("umount -l '/work/repo/mount'");
+    expect(lines).toContain("umount -l '/srv/checkout/mount'");
     expect(lines).toContain("umount -l '/run/emu/debugfs'");
   });
 
@@ -162,7 +162,7 @@ describe('the exec namespace plan', () => {
   });
 
   it('makes a static debugfs stand-in without a daemon debugfs', () => {
-    const p = planNamespace({ tracefs: '/work/repo/mount' }, facts(), '/rt', shim);
+    const p = planNamespace({ tracefs: '/srv/checkout/mount' }, facts(), '/rt', shim);
     expect(p.script).toContain("mount -t tmpfs -o mode=0700 debugfs '/sys/kernel/debug'");
     expect(p.warnings.join('\n')).toMatch(/no debugfs/);
     expect(p.warnings.join('\n')).toMatch(/kallsyms/);

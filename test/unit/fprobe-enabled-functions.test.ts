@@ -5,14 +5,13 @@
  * when its event is enabled and unregisters it when disabled, 6.12 registers
  * at definition and only soft-disables.
  */
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Fprobe, disableFprobe, enableFprobe, registerFprobe, unregisterFprobe } from '../../src/ftrace/fprobe.js';
 import { Kprobe, Kprobes, Kretprobe } from '../../src/ftrace/kprobes.js';
 import type { Series } from '../../src/kernel/series.js';
+import { kernelSample as sample } from '../helpers/fixtures.js';
 import { echo, setup } from '../helpers/tracefs.js';
 
-const sample = (series: Series, name: string) => readFileSync(`/work/shared/reference/kernel-${series}/samples/${name}`, 'latin1');
 const noAddr = (s: string) => s.replace(/tramp: 0x[0-9a-f]+/g, 'tramp: 0x?');
 
 describe.each(['7.2', '6.12'] as Series[])('enabled_functions with fprobes and kprobes (%s)', (series) => {

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Kernel } from '../../src/kernel/kernel.js';
 import { Task } from '../../src/kernel/task.js';
@@ -7,10 +6,7 @@ import { Fgraph, FgraphOps } from '../../src/ftrace/fgraph.js';
 import { Ftrace } from '../../src/ftrace/ftrace.js';
 import { FTRACE_OPS_FL_SAVE_REGS, FtraceOps } from '../../src/ftrace/ftrace_ops.js';
 import type { Series } from '../../src/kernel/series.js';
-
-function sample(series: Series, name: string): string {
-  return readFileSync(`/work/shared/reference/kernel-${series}/samples/${name}`, 'latin1');
-}
+import { kernelSample as sample } from '../helpers/fixtures.js';
 
 /** enabled_functions with trampoline addresses blanked (they differ from boot to boot). */
 function noAddr(s: string): string {

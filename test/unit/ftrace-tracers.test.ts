@@ -1,13 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
 import { executorOf } from '../../src/ftrace/kernel_seam.js';
-import type { Series } from '../../src/kernel/series.js';
 import { READ_PROC_VERSION, run } from '../helpers/ftrace-driver.js';
+import { kernelSample as sample } from '../helpers/fixtures.js';
 import { setup, traceLines } from '../helpers/tracefs.js';
-
-function sample(series: Series, name: string): string {
-  return readFileSync(`/work/shared/reference/kernel-${series}/samples/${name}`, 'latin1');
-}
 
 /** The graph lines with durations blanked (times differ from run to run). */
 function shape(text: string): string[] {

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Builds the built-in kernel model data (data/kernel-<series>/) from a real
 // kernel: its /proc/kallsyms, available_filter_functions(_addrs) and raw BTF
-// (a census directory, e.g. /work/census/7.2, captured with
-// /work/shared/tools/kernel-oracle), plus optional modules (.ko files of the
+// (a census directory, e.g. CENSUS/7.2, captured with the kernel oracle,
+// ../shared/tools/kernel-oracle beside the repository), plus optional modules (.ko files of the
 // same build) that the model shows as loaded.
 //
-//   node tools/kernel-data/build.mjs --census /work/census/7.2 --out data/kernel-7.2 \
+//   node tools/kernel-data/build.mjs --census CENSUS/7.2 --out data/kernel-7.2 \
 //        [--modules-dir DIR --modules failover,net_failover,virtio_net,virtio_blk]
 //        [--blacklist FILE] [--insn FILE] [--vmlinuz FILE]
 //

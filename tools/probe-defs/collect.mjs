@@ -4,7 +4,8 @@
 //   node tools/probe-defs/collect.mjs --series 7.2 [--raw out.txt] [--from-raw out.txt]
 //
 // Generates one shell script for every row of rows.mjs, runs it once through
-// shared/tools/kernel-oracle (one boot), parses the output and writes
+// the kernel oracle (one boot; $KERNEL_ORACLE, else ../shared/tools/kernel-oracle
+// beside the repository), parses the output and writes
 // test/fixtures/probe-defs.<series>.json. Strings are byte strings: one char per
 // byte (latin1), as the kernel sees them.
 import { execFileSync } from 'node:child_process';
@@ -15,7 +16,7 @@ import rows from './rows.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
-const ORACLE = process.env.KERNEL_ORACLE ?? '/work/shared/tools/kernel-oracle';
+const ORACLE = process.env.KERNEL_ORACLE ?? join(repo, '..', 'shared', 'tools', 'kernel-oracle');
 
 const args = process.argv.slice(2);
 const opt = (name) => {
