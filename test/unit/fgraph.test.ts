@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Kernel } from '../../src/kernel/kernel.js';
 import { Task } from '../../src/kernel/task.js';
 import { FTRACE_FL_MODIFIED, FTRACE_FL_TOUCHED } from '../../src/ftrace/dyn_ftrace.js';
-import { Fgraph, FgraphOps } from '../../src/ftrace/fgraph.js';
+import { Fgraph, type FgraphEntryFunc, FgraphOps, type FgraphRetFunc } from '../../src/ftrace/fgraph.js';
 import { Ftrace } from '../../src/ftrace/ftrace.js';
 import { FTRACE_OPS_FL_DYNAMIC, FTRACE_OPS_FL_RECURSION, FTRACE_OPS_FL_SAVE_REGS, FtraceOps } from '../../src/ftrace/ftrace_ops.js';
 import { notifyExit, notifyFork } from '../../src/ftrace/kernel_seam.js';
@@ -20,7 +20,7 @@ function setup() {
   return { kernel, ftrace, fgraph, task, id };
 }
 
-function gopsOn(ids: number[], entry = () => true, ret = () => {}): FgraphOps {
+function gopsOn(ids: number[], entry: FgraphEntryFunc = () => true, ret: FgraphRetFunc = () => {}): FgraphOps {
   const g = new FgraphOps({ entryfunc: entry, retfunc: ret, entrySym: 'trace_graph_entry', retSym: 'trace_graph_return' });
   for (const i of ids) g.ops.funcHash.filter.add(i);
   return g;

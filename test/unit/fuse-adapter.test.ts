@@ -10,6 +10,8 @@ import { Tracefs } from '../../src/tracefs/tracefs.js';
 class Req implements FuseRequest {
   static next = 1;
   readonly id = Req.next++;
+  readonly opcode = 0;
+  readonly nodeid = 0;
   private readonly ac = new AbortController();
   constructor(
     readonly op = 'test',

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ControlContext, handleControlRequest } from '../../src/fuse/control.js';
 import '../../src/fuse/control_commands.js';
+import { KernelCache } from '../../src/fuse/kernel_cache.js';
 import type { MountedTracefs } from '../../src/fuse/mount.js';
 import { Fprobe, registerFprobe } from '../../src/ftrace/fprobe.js';
 import { Ftrace } from '../../src/ftrace/ftrace.js';
@@ -14,7 +15,15 @@ import { withStack } from '../helpers/ftrace-driver.js';
 
 function ctx(series: Series): ControlContext {
   const emulator = createEmulator({ cpus: 2, series });
-  const mount: MountedTracefs = { mountpoint: '/x', fs: emulator.fs, openFiles: 0, unmount: async () => {}, ended: new Promise(() => {}) };
+  const mount: MountedTracefs = {
+    mountpoint: '/x',
+    fs: emulator.fs,
+    openFiles: 0,
+    unmount: async () => {},
+    ended: new Promise(() => {}),
+    settled: async () => {},
+    cache: new KernelCache(emulator.fs.root),
+  };
   return { emulator, mount, state: { mountpoint: '/x', pid: process.pid, series, cpus: 2, seed: 1, options: '', socket: '', daemon: false, startedAt: 'now' }, shutdown() {} };
 }
 
