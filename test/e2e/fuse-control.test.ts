@@ -10,12 +10,12 @@ import {
 import '../../src/fuse/control_commands.js';
 import { KernelCache } from '../../src/fuse/kernel_cache.js';
 import type { MountedTracefs } from '../../src/fuse/mount.js';
-import { createEmulator } from '../../src/index.js';
 import { KernelError } from '../../src/kernel/errno.js';
 import { tempDir } from '../helpers/e2e.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 function ctx(): ControlContext & { stopped: number } {
-  const emulator = createEmulator({ cpus: 2, series: '6.12' });
+  const emulator = testEmulator({ series: '6.12' });
   const mount: MountedTracefs = { mountpoint: '/x', fs: emulator.fs, openFiles: 3, unmount: async () => {}, ended: new Promise(() => {}), settled: async () => {}, cache: new KernelCache(emulator.fs.root) };
   const c = {
     emulator,

@@ -8,9 +8,10 @@
 import { chmodSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MountedTracefs, mountTracefs } from '../../src/fuse/mount.js';
-import { createEmulator, type Emulator } from '../../src/index.js';
+import type { Emulator } from '../../src/index.js';
 import { Dir, File } from '../../src/tracefs/node.js';
 import { applyMountOptions } from '../../src/tracefs/ownership.js';
+import { testEmulator } from '../helpers/emulator.js';
 import { fuseUnavailable, sh, tempDir } from '../helpers/e2e.js';
 
 const skip = fuseUnavailable();
@@ -38,7 +39,7 @@ describe.skipIf(!!skip)(`kernel cache of the mount${skip ? ` (skipped: ${skip})`
   let events: Dir;
 
   beforeAll(async () => {
-    emu = createEmulator({ cpus: 2 });
+    emu = testEmulator();
     events = emu.fs.root.get('events') as Dir;
     // A file whose write removes an event directory, as `echo -:ev >> dynamic_events` does.
     emu.fs.root.add(

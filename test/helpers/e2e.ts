@@ -12,7 +12,8 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { type MountedTracefs, mountTracefs } from '../../src/fuse/mount.js';
-import { createEmulator, type Emulator, type EmulatorOptions } from '../../src/index.js';
+import type { Emulator, EmulatorOptions } from '../../src/index.js';
+import { testEmulator } from './emulator.js';
 
 export const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 export const CLI = join(REPO, 'bin', 'tracefs-emu.js');
@@ -114,7 +115,7 @@ export function mountedEmulator(
 ): { emu: Emulator; dir: string; mount: MountedTracefs } {
   const box = {} as { emu: Emulator; dir: string; mount: MountedTracefs };
   beforeAll(async () => {
-    box.emu = createEmulator({ cpus: 2, ...opts });
+    box.emu = testEmulator(opts);
     setup?.(box.emu);
     const parent = tempDir(prefix);
     chmodSync(parent, 0o755);

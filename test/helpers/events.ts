@@ -1,5 +1,4 @@
 /** Test helpers: an emulator whose trace arrays keep their records, and an ExecContext for any task. */
-import { createEmulator } from '../../src/index.js';
 import type { ExecContext } from '../../src/kernel/context.js';
 import type { Series } from '../../src/kernel/series.js';
 import { Task } from '../../src/kernel/task.js';
@@ -7,6 +6,7 @@ import type { TraceArray } from '../../src/trace/trace_array.js';
 import { TraceEvents } from '../../src/trace/events/trace_events.js';
 import { O_APPEND, O_TRUNC, O_WRONLY } from '../../src/tracefs/node.js';
 import type { Tracefs } from '../../src/tracefs/tracefs.js';
+import { testEmulator } from './emulator.js';
 
 /** `echo DATA > PATH` (or `>>`) as a shell does it: short writes are followed by the rest. */
 export async function echo(fs: Tracefs, path: string, data: string, append = false): Promise<number> {
@@ -48,7 +48,7 @@ export function ctxOf(pid: number, comm: string, cpu = 0): ExecContext {
 }
 
 export function emulator(series: Series = '7.2') {
-  const e = createEmulator({ cpus: 2, series });
+  const e = testEmulator({ series });
   const w = (path: string, data: string, append = false) => echo(e.fs, path, data, append);
   const r = (path: string) => e.fs.readFile(path);
   const te = TraceEvents.of(e.tracing);

@@ -3,12 +3,13 @@ import type { ExecContext } from '../../src/kernel/context.js';
 import { FakeProcSource } from '../../src/kernel/proc_source.js';
 import type { PtRegs } from '../../src/kernel/regs.js';
 import type { Task } from '../../src/kernel/task.js';
-import { createEmulator, type EmulatorOptions } from '../../src/index.js';
+import type { EmulatorOptions } from '../../src/index.js';
 import type { Kernel } from '../../src/kernel/kernel.js';
+import { testEmulator } from './emulator.js';
 
 export function kernelEmu(opts: EmulatorOptions = {}) {
   const proc = new FakeProcSource();
-  const e = createEmulator({ cpus: 2, proc, callPaths: true, seed: 7, ...opts });
+  const e = testEmulator({ proc, callPaths: true, seed: 7, ...opts });
   return { ...e, k: e.kernel, proc };
 }
 

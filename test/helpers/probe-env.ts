@@ -7,10 +7,10 @@
  */
 import type { ErrnoName } from '../../src/kernel/errno.js';
 import type { Series } from '../../src/kernel/series.js';
-import { createEmulator } from '../../src/index.js';
 import { checkEventFilter, staticEventView } from '../../src/trace/dynevent/dyn_events.js';
 import { kernelProbeEnv } from '../../src/trace/probe/kernel_env.js';
 import type { ProbeEnv } from '../../src/trace/probe/probe_env.js';
+import { testEmulator } from './emulator.js';
 
 /** The guest's files uprobes name: /bin/sh is a link to dash. */
 export const TEST_FILES: Record<string, { kind: 'regular' | 'other'; inode: string }> = {
@@ -23,7 +23,7 @@ export const TEST_FILES: Record<string, { kind: 'regular' | 'other'; inode: stri
 export const testStatPath = (path: string): { kind: 'regular' | 'other'; inode: string } | ErrnoName => TEST_FILES[path] ?? 'ENOENT';
 
 export function testProbeEnv(series: Series, cpus = 2): { env: ProbeEnv; hasEvents: boolean } {
-  const { kernel, tracing } = createEmulator({ series, cpus });
+  const { kernel, tracing } = testEmulator({ series, cpus });
   const te = tracing.events;
   const env = kernelProbeEnv(kernel, {
     findEvent: (system, name) => {

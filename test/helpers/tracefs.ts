@@ -1,10 +1,11 @@
 /** Shared set-up for tests of the core tracefs files: an emulator and shell-like writers. */
 import { readFileSync } from 'node:fs';
-import { createEmulator, type Caller } from '../../src/index.js';
+import type { Caller } from '../../src/index.js';
 import { Task } from '../../src/kernel/task.js';
 import { O_APPEND, O_TRUNC, O_WRONLY } from '../../src/tracefs/node.js';
 import type { Tracefs } from '../../src/tracefs/tracefs.js';
 import type { Series } from '../../src/kernel/series.js';
+import { testEmulator } from './emulator.js';
 
 export function fixture(name: string): string {
   return readFileSync(new URL(`../fixtures/ringbuf/${name}`, import.meta.url), 'latin1');
@@ -13,7 +14,7 @@ export function fixture(name: string): string {
 let nextPid = 4000;
 
 export function setup(opts: { cpus?: number; series?: Series } = {}) {
-  const emu = createEmulator({ cpus: opts.cpus ?? 2, series: opts.series });
+  const emu = testEmulator(opts);
   const { kernel, fs } = emu;
   /** A root shell with a fixed pid, comm and CPU (not a real process, so nothing moves it). */
   const shell = (comm = 'sh', cpu = 0): Caller => {

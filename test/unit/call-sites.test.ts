@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { createEmulator } from '../../src/index.js';
 import { CallSites } from '../../src/kernel/call_sites.js';
 import { sprintSymbol } from '../../src/kernel/kallsyms.js';
 import type { Series } from '../../src/kernel/series.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 describe.each([
   ['7.2', 'ksys_read+0x7b/0x110'],
   ['6.12', 'ksys_read+0x6f/0xf0'],
 ] as [Series, string][])('call sites of the real %s', (series, kretprobeCaller) => {
-  const k = createEmulator({ series, cpus: 2 }).kernel;
+  const k = testEmulator({ series }).kernel;
   const t = k.symbols;
   const fn = (name: string) => t.byName(name)[0]!;
 

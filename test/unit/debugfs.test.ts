@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { createEmulator } from '../../src/index.js';
 import { buildDebugfs, type KprobesDebugView } from '../../src/tracefs/debugfs.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 const nobody = { pid: process.pid, uid: 65534, gid: 65534 };
 const root = { pid: process.pid, uid: 0, gid: 0 };
 
 describe('debugfs', () => {
   it('has the kernel modes: root drwx------, kprobes files, the tracing automount point', () => {
-    const { debugfs } = createEmulator({ cpus: 1 });
+    const { debugfs } = testEmulator({ cpus: 1 });
     expect(debugfs.stat('').mode).toBe(0o040700);
     expect(debugfs.readdir('').sort()).toEqual(['kprobes', 'tracing']);
     expect(debugfs.stat('kprobes').mode).toBe(0o040755);
@@ -20,7 +20,7 @@ describe('debugfs', () => {
   });
 
   it('shows no kprobe while nothing is registered, armed, and the kernel blacklist', async () => {
-    const { debugfs } = createEmulator({ cpus: 1 });
+    const { debugfs } = testEmulator({ cpus: 1 });
     expect(await debugfs.readFile('kprobes/list', root)).toBe('');
     expect(await debugfs.readFile('kprobes/enabled', root)).toBe('1\n');
     const bl = await debugfs.readFile('kprobes/blacklist', root);
@@ -28,7 +28,7 @@ describe('debugfs', () => {
   });
 
   it('disarms and re-arms through kprobes/enabled (kstrtobool), EINVAL otherwise', async () => {
-    const { debugfs } = createEmulator({ cpus: 1 });
+    const { debugfs } = testEmulator({ cpus: 1 });
     await debugfs.writeFile('kprobes/enabled', '0\n', {}, root);
     expect(await debugfs.readFile('kprobes/enabled', root)).toBe('0\n');
     await debugfs.writeFile('kprobes/enabled', 'on', {}, root);
@@ -40,7 +40,7 @@ describe('debugfs', () => {
   });
 
   it('shows what the kprobes view gives', async () => {
-    const { kernel } = createEmulator({ cpus: 1 });
+    const { kernel } = testEmulator({ cpus: 1 });
     const view: KprobesDebugView = {
       list: () => 'ffffffff8133c1e4  k  vfs_read+0x4    [FTRACE]\n',
       blacklist: () => '0xffffffff81001030-0xffffffff81001050\tasm_exc_divide_error\n',

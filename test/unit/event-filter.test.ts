@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createEmulator } from '../../src/index.js';
 import { echo } from '../helpers/events.js';
 import type { Series } from '../../src/kernel/series.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 function emu(series: Series = '7.2') {
-  const e = createEmulator({ cpus: 2, series });
+  const e = testEmulator({ series });
   const w = (path: string, data: string, append = false) => echo(e.fs, path, data, append);
   const r = (path: string) => e.fs.readFile(path);
   return { ...e, w, r };

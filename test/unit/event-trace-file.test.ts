@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createEmulator } from '../../src/index.js';
 import { ctxOf, echo } from '../helpers/events.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 describe('events in the trace file', () => {
   it('shows a fired event in the kernel line layout, and filters drop records', async () => {
-    const { fs, kernel } = createEmulator({ cpus: 2 });
+    const { fs, kernel } = testEmulator();
     await echo(fs, 'events/sched/sched_wakeup/enable', '1\n');
     await echo(fs, 'events/sched/sched_wakeup/filter', 'pid != 8\n');
     const ctx = ctxOf(42, 'bash', 1);
@@ -17,7 +17,7 @@ describe('events in the trace file', () => {
   });
 
   it('runs ftrace/print triggers on trace_marker writes', async () => {
-    const { fs, tracing } = createEmulator({ cpus: 2 });
+    const { fs, tracing } = testEmulator();
     await echo(fs, 'events/ftrace/print/trigger', 'traceoff if buf == "stop"\n');
     await echo(fs, 'trace_marker', 'go\n');
     expect(tracing.top.tracingOn).toBe(true);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createEmulator } from '../../src/index.js';
 import { fixtureText } from '../helpers/fixtures.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 describe('eventfs layout', () => {
   it('has the kernel layout at the top', async () => {
-    const { fs } = createEmulator({ cpus: 2 });
+    const { fs } = testEmulator();
     const top = fs.readdir('events');
     expect(top).toContain('enable');
     expect(top).toContain('header_page');
@@ -28,7 +28,7 @@ describe('eventfs layout', () => {
   });
 
   it('builds an instance events/ tree quickly', () => {
-    const { fs } = createEmulator({ cpus: 2 });
+    const { fs } = testEmulator();
     const t0 = performance.now();
     for (let i = 0; i < 10; i++) fs.mkdir(`instances/i${i}`);
     const per = (performance.now() - t0) / 10;
@@ -40,7 +40,7 @@ describe('eventfs layout', () => {
 describe('events/header_page and header_event', () => {
   for (const series of ['7.2', '6.12'] as const) {
     it(`match the real ${series} kernel's`, async () => {
-      const { fs } = createEmulator({ cpus: 2, series });
+      const { fs } = testEmulator({ series });
       expect(await fs.readFile('events/header_page')).toBe(fixtureText(`kernel-${series}/events/header_page`));
       expect(await fs.readFile('events/header_event')).toBe(fixtureText(`kernel-${series}/events/header_event`));
     });
@@ -49,10 +49,10 @@ describe('events/header_page and header_event', () => {
 
 describe('README', () => {
   it('describes set_event (with :mod: on 7.2), events/ and triggers', async () => {
-    const r72 = await createEmulator({ cpus: 2 }).fs.readFile('README');
+    const r72 = await testEmulator().fs.readFile('README');
     expect(r72).toContain('Can enable module events via: :mod:<module>');
     expect(r72).toContain('      trigger\t\t- If set, a command to perform when event is hit\n');
-    const r612 = await createEmulator({ cpus: 2, series: '6.12' }).fs.readFile('README');
+    const r612 = await testEmulator({ series: '6.12' }).fs.readFile('README');
     expect(r612).not.toContain(':mod:<module>\n\t\t\t');
     expect(r612).toContain('  events/\t\t- Directory containing all trace event subsystems:\n');
   });

@@ -5,15 +5,15 @@
  * fgraph-retval.tc use them.
  */
 import { describe, expect, it } from 'vitest';
-import { createEmulator } from '../../src/index.js';
 import { StackTracer } from '../../src/ftrace/stack_tracer.js';
 import { Task } from '../../src/kernel/task.js';
 import { stackTracerEnabledFile } from '../../src/tracefs/files/ftrace_stack.js';
 import { run, withStack } from '../helpers/ftrace-driver.js';
 import { echo } from '../helpers/tracefs.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 function setupWith(features: ('function-profiler' | 'graph-retval')[] = [], series: '7.2' | '6.12' = '7.2') {
-  const emu = createEmulator({ cpus: 2, features, series });
+  const emu = testEmulator({ features, series });
   const task = withStack(emu.kernel.tasks.add(new Task(4242, 4242, 'sh', 1)));
   const caller = { pid: 4242, uid: 0, gid: 0 };
   const read = (p: string) => emu.fs.readFile(p, caller);

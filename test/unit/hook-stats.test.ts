@@ -8,13 +8,13 @@ import { Fprobe, registerFprobe } from '../../src/ftrace/fprobe.js';
 import { Ftrace } from '../../src/ftrace/ftrace.js';
 import { formatHookStats, type HookStats } from '../../src/ftrace/hook_stats.js';
 import { Kprobes, Kretprobe } from '../../src/ftrace/kprobes.js';
-import { createEmulator } from '../../src/index.js';
 import type { Series } from '../../src/kernel/series.js';
 import { Task } from '../../src/kernel/task.js';
 import { withStack } from '../helpers/ftrace-driver.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 function ctx(series: Series): ControlContext {
-  const emulator = createEmulator({ cpus: 2, series });
+  const emulator = testEmulator({ series });
   const mount: MountedTracefs = {
     mountpoint: '/x',
     fs: emulator.fs,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createEmulator } from '../../src/index.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 /** Pages mapped in an address space (the count is private; tests look through). */
 function pageCount(space: unknown): number {
@@ -8,7 +8,7 @@ function pageCount(space: unknown): number {
 
 describe('emulated memory stays bounded under repeated system calls', () => {
   it('reuses a process read buffer of a page-multiple size', async () => {
-    const { fs, kernel } = createEmulator({ cpus: 2, callPaths: true, activity: 0 });
+    const { fs, kernel } = testEmulator({ callPaths: true, activity: 0 });
     await fs.writeFile('current_tracer', 'function\n'); // system calls run their full paths only when traced
     await fs.readFile('tracing_on');
     const task = [...kernel.tasks.all()].find((t) => t.pid === process.pid)!;
@@ -18,7 +18,7 @@ describe('emulated memory stays bounded under repeated system calls', () => {
   });
 
   it('reaches a steady state over rounds of opens of many distinct paths', async () => {
-    const { fs, kernel } = createEmulator({ cpus: 2, callPaths: true, activity: 0 });
+    const { fs, kernel } = testEmulator({ callPaths: true, activity: 0 });
     await fs.writeFile('current_tracer', 'function\n');
     const paths: string[] = [];
     for (const sys of fs.readdir('events')) {

@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createEmulator } from '../../src/index.js';
 import { InsnModel } from '../../src/kernel/insn_model.js';
 import { kprobeSite } from '../../src/kernel/kprobe_site.js';
 import type { Series } from '../../src/kernel/series.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 describe.each(['7.2', '6.12'] as Series[])('kprobe sites on %s', (series) => {
-  const k = createEmulator({ series, cpus: 2 }).kernel;
+  const k = testEmulator({ series }).kernel;
   const t = k.symbols;
   const probe = (sym: string, off = 0) => {
     const fns = t.symbolsByName(sym);
@@ -72,7 +72,7 @@ describe.each(['7.2', '6.12'] as Series[])('kprobe sites on %s', (series) => {
 });
 
 describe('instruction boundaries', () => {
-  const k = createEmulator({ cpus: 2 }).kernel;
+  const k = testEmulator().kernel;
   const t = k.symbols;
 
   it('uses the real boundaries of the functions probed on the real kernel', () => {

@@ -7,13 +7,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createEmulator } from '../../src/index.js';
 import type { Series } from '../../src/kernel/series.js';
 import { DynEvents } from '../../src/trace/dynevent/dyn_events.js';
 import type { DynEventFile } from '../../src/trace/probe/dynevent.js';
 import { O_APPEND, O_WRONLY } from '../../src/tracefs/node.js';
 import type { Tracefs } from '../../src/tracefs/tracefs.js';
 import { testStatPath } from '../helpers/probe-env.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 interface Row {
   id: string;
@@ -58,7 +58,7 @@ describe.each(['7.2', '6.12'] as Series[])('probe definitions through the files 
   for (const row of rows) {
     const known = KNOWN[`${series} ${row.def}`];
     it.skipIf(known !== undefined)(`${row.id} ${JSON.stringify(row.def).slice(0, 90)}`, async () => {
-      const { fs, kernel, tracing } = createEmulator({ series, cpus });
+      const { fs, kernel, tracing } = testEmulator({ series, cpus });
       DynEvents.of(tracing).statPath = testStatPath;
       const expand = (def: string): string =>
         def.replace(/\{\{ADDR:([^}]+)\}\}/g, (_, sym: string) => `0x${kernel.symbols.lookupName(sym)!.addr.toString(16)}`);

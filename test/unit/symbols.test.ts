@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createEmulator } from '../../src/index.js';
 import {
   availableFilterFunctionsAddrsText,
   availableFilterFunctionsText,
@@ -12,6 +11,7 @@ import { builtinBtf, builtinSymbols } from '../../src/kernel/symbols_builtin.js'
 import { memberPath } from '../../src/kernel/ctype_member.js';
 import { protoText } from '../../src/kernel/ctype_decl.js';
 import type { Series } from '../../src/kernel/series.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 /** sha256 of the real kernels' files (the census data/kernel-SERIES was built from: tools/kernel-data/README.md), without module lines. */
 const CENSUS_SHA256: Record<Series, Record<string, string>> = {
@@ -156,8 +156,8 @@ describe('symbol lookups (7.2)', () => {
 
 describe('Kernel wiring', () => {
   it('exposes symbols and types on the kernel, shared between kernels', () => {
-    const a = createEmulator({ cpus: 2 }).kernel;
-    const b = createEmulator({ cpus: 2 }).kernel;
+    const a = testEmulator().kernel;
+    const b = testEmulator().kernel;
     expect(a.symbolSource).toBe('builtin');
     expect(a.symbols).toBe(b.symbols);
     expect(a.types.funcProto('vfs_read')).toBeDefined();
@@ -166,8 +166,8 @@ describe('Kernel wiring', () => {
   });
 
   it('uses the 6.12 model for the 6.12 series', () => {
-    const k = createEmulator({ cpus: 2, series: '6.12' }).kernel;
+    const k = testEmulator({ series: '6.12' }).kernel;
     expect(k.symbols.traceable().length).toBe(42862 + 161);
-    expect(k.symbols).not.toBe(createEmulator({ cpus: 2 }).kernel.symbols);
+    expect(k.symbols).not.toBe(testEmulator().kernel.symbols);
   });
 });

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { createEmulator, KernelError } from '../../src/index.js';
+import { KernelError } from '../../src/index.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 const nobody = { pid: process.pid, uid: 65534, gid: 65534 };
 
 describe('tracefs library API', () => {
   it('reads and writes tracing_on like the kernel', async () => {
-    const { fs, tracing } = createEmulator({ cpus: 2 });
+    const { fs, tracing } = testEmulator();
     expect(await fs.readFile('tracing_on')).toBe('1\n');
     await fs.writeFile('tracing_on', '0\n');
     expect(tracing.top.tracingOn).toBe(false);
@@ -14,13 +15,13 @@ describe('tracefs library API', () => {
   });
 
   it('keeps the root private to its owner (drwx------)', () => {
-    const { fs } = createEmulator({ cpus: 2 });
+    const { fs } = testEmulator();
     expect(fs.stat('').mode).toBe(0o040700);
     expect(() => fs.stat('tracing_on', nobody)).toThrow(KernelError);
   });
 
   it('creates and removes instances with mkdir/rmdir', async () => {
-    const { fs, tracing } = createEmulator({ cpus: 2 });
+    const { fs, tracing } = testEmulator();
     fs.mkdir('instances/foo');
     expect(fs.readdir('instances')).toEqual(['foo']);
     expect(await fs.readFile('instances/foo/tracing_on')).toBe('1\n');

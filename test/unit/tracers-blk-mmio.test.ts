@@ -1,9 +1,9 @@
 /** The blk and mmiotrace tracers: selectable, with the real kernels' options, headers and side effects. */
 import { describe, expect, it } from 'vitest';
-import { createEmulator } from '../../src/index.js';
+import { testEmulator } from '../helpers/emulator.js';
 
 function emu() {
-  const e = createEmulator({ cpus: 2 });
+  const e = testEmulator();
   const fs = e.fs;
   return { fs, read: (p: string) => fs.readFile(p), write: (p: string, s: string) => fs.writeFile(p, s) };
 }
