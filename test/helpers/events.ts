@@ -4,26 +4,8 @@ import type { Series } from '../../src/kernel/series.js';
 import { Task } from '../../src/kernel/task.js';
 import type { TraceArray } from '../../src/trace/trace_array.js';
 import { TraceEvents } from '../../src/trace/events/trace_events.js';
-import { O_APPEND, O_TRUNC, O_WRONLY } from '../../src/tracefs/node.js';
-import type { Tracefs } from '../../src/tracefs/tracefs.js';
 import { testEmulator } from './emulator.js';
-
-/** `echo DATA > PATH` (or `>>`) as a shell does it: short writes are followed by the rest. */
-export async function echo(fs: Tracefs, path: string, data: string, append = false): Promise<number> {
-  const h = await fs.open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC));
-  try {
-    const buf = Buffer.from(data, 'latin1');
-    let off = 0;
-    while (off < buf.length) {
-      const n = await h.write(buf.subarray(off), off);
-      if (n <= 0) break;
-      off += n;
-    }
-    return off;
-  } finally {
-    h.release();
-  }
-}
+import { echo } from './tracefs.js';
 
 export interface Captured {
   cpu: number;

@@ -46,12 +46,16 @@ export function traceLines(text: string): string[] {
   return text.split('\n').filter((l) => l && !l.startsWith('#'));
 }
 
-/** A shell's echo: the whole text written, in as many write(2) calls as the file takes. */
+/** A shell's echo (`echo TEXT > PATH`, or `>>`): the whole text written, in as many write(2) calls as the file takes. */
 export async function echo(fs: Tracefs, path: string, text: string, append = false, caller?: Caller): Promise<void> {
   const buf = Buffer.from(text, 'latin1');
   const h = await fs.open(path, O_WRONLY | (append ? O_APPEND : O_TRUNC), caller);
   try {
-    for (let off = 0; off < buf.length; ) off += await h.write(buf.subarray(off), off);
+    for (let off = 0; off < buf.length; ) {
+      const n = await h.write(buf.subarray(off), off);
+      if (n <= 0) break;
+      off += n;
+    }
   } finally {
     h.release();
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ctxOf, echo } from '../helpers/events.js';
+import { ctxOf } from '../helpers/events.js';
+import { echo } from '../helpers/tracefs.js';
 import { testEmulator } from '../helpers/emulator.js';
 
 describe('events in the trace file', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { echo } from '../helpers/events.js';
+import { echo } from '../helpers/tracefs.js';
 import type { Series } from '../../src/kernel/series.js';
 import { testEmulator } from '../helpers/emulator.js';
 
