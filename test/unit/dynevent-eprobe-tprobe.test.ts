@@ -115,10 +115,9 @@ describe('synthetic events', () => {
     expect(await r('synthetic_events')).toBe('wakeup_lat\tpid_t pid; u64 lat; char[16] comm; char[] name\n');
     await w('events/synthetic/wakeup_lat/enable', '1');
     const { DynEvents } = await import('../../src/trace/dynevent/dyn_events.js');
-    const { SynthEventType } = await import('../../src/trace/dynevent/synth_event_type.js');
-    const dyn = DynEvents.of(tracing);
-    const se = dyn.registry.event('synthetic', 'wakeup_lat')!;
-    const type = dyn.typeOf(se) as InstanceType<typeof SynthEventType>;
+    const { SynthEvent } = await import('../../src/trace/dynevent/trace_events_synth.js');
+    const type = DynEvents.of(tracing).registry.event('synthetic', 'wakeup_lat');
+    if (!(type instanceof SynthEvent)) throw new Error('no synthetic event wakeup_lat');
     const task = kernel.tasks.add(new Task(77, 77, 'cyclic', 1));
     const ctx = { task, cpu: 0, flags: 0, preemptCount: 0 };
     tracing.events.emit(type, ctx, type.build(ctx, [77, 1234n, 'cyclic', 'timer']));

@@ -7,13 +7,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { testEmulator } from '../helpers/emulator.js';
 import type { Series } from '../../src/kernel/series.js';
 import { DynEvents } from '../../src/trace/dynevent/dyn_events.js';
-import type { DynEventFile } from '../../src/trace/probe/dynevent.js';
+import type { DynEventFile } from '../../src/trace/dynevent/trace_dynevent.js';
 import { O_APPEND, O_WRONLY } from '../../src/tracefs/node.js';
 import type { Tracefs } from '../../src/tracefs/tracefs.js';
 import { testStatPath } from '../helpers/probe-env.js';
-import { testEmulator } from '../helpers/emulator.js';
 
 interface Row {
   id: string;

@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Series } from '../../src/kernel/series.js';
-import { DynEventRegistry, type DynEventFile } from '../../src/trace/probe/dynevent.js';
+import { DynEventRegistry, type DynEventFile } from '../../src/trace/dynevent/trace_dynevent.js';
+import { ProbeDynEvent } from '../../src/trace/probe/trace_probe.js';
 import type { EventField } from '../../src/trace/event_type.js';
 import { testProbeEnv } from '../helpers/probe-env.js';
 
@@ -106,12 +107,11 @@ describe.each(['7.2', '6.12'] as Series[])('probe definitions on %s', (series) =
         const [system, hashedName] = key.split('/');
         // a hashed pointer in the name (p_0x...) is this kernel's own
         const name = /0x[0-9a-f]{16}/.test(hashedName)
-          ? reg.list.map((e) => e.probe?.event ?? '').find((n) => unhash(n) === unhash(hashedName)) ?? hashedName
+          ? reg.list.map((e) => (e instanceof ProbeDynEvent ? e.tp.name : '')).find((n) => unhash(n) === unhash(hashedName)) ?? hashedName
           : hashedName;
         const ev = reg.event(system, name);
         expect(ev, `event ${key}`).toBeDefined();
-        const fields = 'formatFields' in ev! ? ev.formatFields() : ev!.fields();
-        const mine = [...fields.map(fieldLine), `print fmt: ${ev!.printFmt()}`];
+        const mine = [...ev!.fields.map(fieldLine), `print fmt: ${ev!.printFmt}`];
         expect(mine, `format of ${key}`).toEqual(formatTail(text));
       }
     });

@@ -8,9 +8,10 @@ import { describe, expect, it } from 'vitest';
 import { AddressSpace } from '../../src/kernel/memory.js';
 import { PtRegs } from '../../src/kernel/regs.js';
 import { buildProbeRecord, storeEntryData, type FetchSource, type ProbeMemory } from '../../src/trace/probe/fetch_exec.js';
-import { DynEventRegistry } from '../../src/trace/probe/dynevent.js';
+import { DynEventRegistry } from '../../src/trace/dynevent/trace_dynevent.js';
+import { TraceEprobe } from '../../src/trace/dynevent/trace_eprobe.js';
 import { printProbeArgs } from '../../src/trace/probe/probe_print.js';
-import type { TraceProbe } from '../../src/trace/probe/trace_probe.js';
+import { ProbeDynEvent } from '../../src/trace/probe/trace_probe.js';
 import { testProbeEnv } from '../helpers/probe-env.js';
 
 const { env } = testProbeEnv('7.2');
@@ -34,18 +35,20 @@ function world() {
   return { kmem, umem, regs, mem };
 }
 
-function probe(def: string): TraceProbe {
+function probe(def: string): ProbeDynEvent {
   const reg = new DynEventRegistry(env);
   const r = reg.write('dynamic_events', def + '\n');
   expect(r.errno, JSON.stringify(r.log)).toBe(0);
-  return reg.list[0].probe!;
+  const p = reg.list[0];
+  if (!(p instanceof ProbeDynEvent)) throw new Error(`not a probe: ${def}`);
+  return p;
 }
 
 /** The args text of one hit, as the trace prints it after the head. */
-function hit(tp: TraceProbe, src: FetchSource): string {
-  const head = tp.loc.kind === 'eprobe' ? 8 : tp.isReturn ? 24 : 16;
-  const rec = buildProbeRecord(tp, head, src, () => {});
-  return printProbeArgs(tp.args, rec, head, src.mem.sprintSymbol);
+function hit(p: ProbeDynEvent, src: FetchSource): string {
+  const head = p.event.argsOffset();
+  const rec = buildProbeRecord(p.tp, head, src, () => {});
+  return printProbeArgs(p.tp.args, rec, head, src.mem.sprintSymbol);
 }
 
 describe('fetch executor', () => {
@@ -137,7 +140,7 @@ describe('fetch executor', () => {
   it('BTF parameters and field paths (file->f_mode) on an fprobe', () => {
     const w = world();
     const tp = probe('f:t vfs_read file count mode=file->f_mode pos');
-    const fmodeOff = BigInt((tp.args[2].code.find((c) => c.op === 'DEREF' || c.op === 'ST_MEM')?.offset ?? 0));
+    const fmodeOff = BigInt((tp.tp.args[2].code.find((c) => c.op === 'DEREF' || c.op === 'ST_MEM')?.offset ?? 0));
     w.kmem.write(KOBJ + fmodeOff, Buffer.from([0x0d, 0x80, 0x0a, 0x04]));
     w.regs.set('di', KOBJ);
     w.regs.set('dx', 1024n);
@@ -150,7 +153,7 @@ describe('fetch executor', () => {
     const tp = probe('f:t vfs_read%return file=$arg1 r=$retval c=count');
     w.regs.set('di', KOBJ);
     w.regs.set('dx', 1024n);
-    const edata = storeEntryData(tp.entryArgs, w.regs, w.mem);
+    const edata = storeEntryData(tp.tp.entryArgs, w.regs, w.mem);
     const exit = new PtRegs();
     exit.ax = 220n;
     expect(hit(tp, { regs: exit, edata, comm: 'head', mem: w.mem })).toBe(` file=0x${KOBJ.toString(16)} r=220 c=1024`);
@@ -160,7 +163,7 @@ describe('fetch executor', () => {
     const w = world();
     const tp = probe('e:ep sched/sched_switch prev=$prev_pid comm=$prev_comm:string c2=$prev_comm n=$next_comm:string cm=$comm:string');
     const rec = Buffer.alloc(64);
-    const f = (n: string) => tp.loc.kind === 'eprobe' ? tp.loc.attached.fields.find((x) => x.name === n)! : undefined!;
+    const f = (n: string) => tp instanceof TraceEprobe ? tp.loc.attached.fields.find((x) => x.name === n)! : undefined!;
     rec.write('sh\0', f('prev_comm').offset, 'latin1');
     rec.writeInt32LE(114, f('prev_pid').offset);
     rec.write('swapper/1\0', f('next_comm').offset, 'latin1');

@@ -4,7 +4,10 @@
  * per-file listings, fetch programs.
  */
 import { describe, expect, it } from 'vitest';
-import { DynEventRegistry, runCommands } from '../../src/trace/probe/dynevent.js';
+import { testEmulator } from '../helpers/emulator.js';
+import { DynEvents } from '../../src/trace/dynevent/dyn_events.js';
+import { DynEventRegistry, runCommands, type DynEvent } from '../../src/trace/dynevent/trace_dynevent.js';
+import { ProbeDynEvent, type TraceProbe } from '../../src/trace/probe/trace_probe.js';
 import { argvSplit, globMatch, isGoodName, kstrtol, kstrtoul, kstrtouint, sanitizeEventName, simpleStrtoul } from '../../src/trace/probe/kstr.js';
 import { testProbeEnv } from '../helpers/probe-env.js';
 
@@ -57,6 +60,12 @@ describe('a write to a control file (trace_parse_run_command)', () => {
   });
 });
 
+/** The parsed probe of a probe's dynamic event. */
+function tpOf(ev: DynEvent): TraceProbe {
+  if (!(ev instanceof ProbeDynEvent)) throw new Error(`not a probe: ${ev.show()}`);
+  return ev.tp;
+}
+
 describe('the dynamic-event registry', () => {
   const { env } = testProbeEnv('7.2');
 
@@ -96,16 +105,16 @@ describe('the dynamic-event registry', () => {
     expect(reg.write('dynamic_events', '-:kp vfs_read').errno).toBe('EBUSY');
   });
 
-  it('tells the events layer when event directories come and go', () => {
-    const seen: string[] = [];
-    const reg = new DynEventRegistry(env, {
-      eventAdded: (ev) => seen.push(`+${ev.system}/${ev.name}`),
-      eventRemoved: (ev) => seen.push(`-${ev.system}/${ev.name}`),
-    });
-    reg.write('dynamic_events', 'p:kp vfs_read\np:kp vfs_write\nx y');
-    reg.write('dynamic_events', '-:kp vfs_read');
-    reg.write('dynamic_events', '-:kp');
-    expect(seen).toEqual(['+kprobes/kp', '-kprobes/kp']);
+  it('live, an event is its own event type in the events layer while it has probes', () => {
+    const { tracing } = testEmulator({ series: '7.2' });
+    const dyn = DynEvents.of(tracing);
+    const type = () => tracing.events.find('kprobes', 'kp');
+    dyn.write('dynamic_events', 'p:kp vfs_read\np:kp vfs_write\n');
+    expect(type()).toBe(dyn.registry.event('kprobes', 'kp'));
+    dyn.write('dynamic_events', '-:kp vfs_read\n');
+    expect(type()).toBe(dyn.registry.event('kprobes', 'kp'));
+    dyn.write('dynamic_events', '-:kp\n');
+    expect(type()).toBeUndefined();
   });
 
   it('an eprobe holds the dynamic event it is attached to', () => {
@@ -125,7 +134,7 @@ describe('the dynamic-event registry', () => {
   it('compiles arguments to fetch programs', () => {
     const reg = new DynEventRegistry(env);
     reg.write('dynamic_events', 'p:kp vfs_read a=+8(+0(%di)):u32 s=$comm b=%si:b3@2/8 f=@jiffies');
-    const [a, s, b, f] = reg.list[0].probe!.args;
+    const [a, s, b, f] = tpOf(reg.list[0]).args;
     expect(a.code.map((c) => c.op)).toEqual(['REG', 'DEREF', 'ST_MEM', 'END']);
     expect(a.code[0].param).toBe(112);
     expect(a.code[2]).toMatchObject({ offset: 8, size: 4 });
@@ -139,10 +148,10 @@ describe('the dynamic-event registry', () => {
   it('reads BTF field paths as dereference chains and bitfields', () => {
     const reg = new DynEventRegistry(env);
     expect(reg.write('dynamic_events', 'f:fp vfs_read file->f_path.dentry->d_name.name:string').errno).toBe(0);
-    const [arg] = reg.list[0].probe!.args;
+    const [arg] = tpOf(reg.list[0]).args;
     expect(arg.code.map((c) => c.op)).toEqual(['ARG', 'DEREF', 'DEREF', 'ST_STRING', 'END']);
     expect(reg.write('dynamic_events', 'f:fp2 consume_skb skb->pkt_type').errno).toBe(0);
-    const [bf] = reg.list[1].probe!.args;
+    const [bf] = tpOf(reg.list[1]).args;
     expect(bf.code.map((c) => c.op)).toEqual(['ARG', 'ST_MEM', 'MOD_BF', 'END']);
     expect(bf.type.name).toBe('u8');
   });
@@ -151,7 +160,7 @@ describe('the dynamic-event registry', () => {
     const reg = new DynEventRegistry(env);
     expect(reg.write('dynamic_events', 'f:fp vfs_read%return $arg1 $arg3 $retval x=$arg1').errno).toBe(0);
     expect(reg.write('dynamic_events', 'f:fq vfs_read%return count file $retval').errno).toBe(0);
-    const tp = reg.list[0].probe!;
+    const tp = tpOf(reg.list[0]);
     expect(tp.entryArgs).toEqual([0, 2]);
     expect(tp.args.map((a) => a.code[0])).toMatchObject([{ op: 'EDATA', offset: 0 }, { op: 'EDATA', offset: 8 }, { op: 'RETVAL' }, { op: 'EDATA', offset: 0 }]);
   });

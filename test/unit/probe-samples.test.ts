@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Series } from '../../src/kernel/series.js';
 import type { EventField } from '../../src/trace/event_type.js';
-import { DynEventRegistry, type DynTraceEvent } from '../../src/trace/probe/dynevent.js';
+import { DynEventRegistry, type DynTraceEvent } from '../../src/trace/dynevent/trace_dynevent.js';
 import type { ErrorLogEntry } from '../../src/trace/probe/probe_log.js';
 import { kernelSample as sample } from '../helpers/fixtures.js';
 import { testProbeEnv } from '../helpers/probe-env.js';
@@ -42,8 +42,7 @@ function fieldLine(f: EventField): string {
 
 /** A format file without its ID line and common fields. */
 function formatOf(ev: DynTraceEvent): string[] {
-  const fields = 'formatFields' in ev ? ev.formatFields() : ev.fields();
-  return [`name: ${ev.name}`, ...fields.map(fieldLine), `print fmt: ${ev.printFmt()}`];
+  return [`name: ${ev.name}`, ...ev.fields.map(fieldLine), `print fmt: ${ev.printFmt}`];
 }
 const sampleFormat = (text: string): string[] => text.split('\n').filter((l) => l && !/^(ID:|format:|\tfield:.* common_)/.test(l));
 

@@ -1,9 +1,10 @@
 /**
- * Event probes at run time (trace_eprobe.c): enabling an eprobe in a trace
- * array puts a hidden trigger on the attached event's file there (in soft
- * mode, so the attached event fires without being recorded itself); each
- * record of that event, through the eprobe's `if` filter, becomes a record
- * of the eprobe built from the attached record's fields.
+ * Event probes (trace_eprobe.c): a TraceEprobe holds the event it is
+ * attached to while it exists; enabling it in a trace array puts a hidden
+ * trigger on the attached event's file there (in soft mode, so the attached
+ * event fires without being recorded itself), and each record of that event,
+ * through the eprobe's `if` filter, becomes a record of the eprobe built from
+ * the attached record's fields. The parser half is trace_eprobe_parse.ts.
  */
 import type { ExecContext } from '../../kernel/context.js';
 import { fail } from '../../kernel/errno.js';
@@ -12,86 +13,123 @@ import type { EventFile } from '../events/event_file.js';
 import { applyTriggerFilter } from '../events/filter/event_filter.js';
 import { ETT_EVENT_EPROBE, type RecTriggerCommand, type TriggerData } from '../events/triggers/trigger.js';
 import { buildProbeRecord } from '../probe/fetch_exec.js';
-import type { EprobeLocation, ProbeEvent, TraceProbe } from '../probe/trace_probe.js';
-import type { DynEvents, ProbeRuntime } from './dyn_events.js';
-import type { ProbeEventType } from './probe_event_type.js';
+import type { KRet } from '../probe/parse_context.js';
+import type { EventView } from '../probe/probe_env.js';
+import { ProbeDynEvent, type TraceProbe } from '../probe/trace_probe.js';
 import { bumpPreempt } from './probe_context.js';
 import { probeMemory } from './probe_memory.js';
+import type { DynEventRegistry, DynEventRuntime } from './trace_dynevent.js';
 
-/** The trigger an enabled eprobe leaves on its attached event (one per eprobe and trace array). */
-interface EprobeTrigger extends TriggerData {
-  eprobe: ProbeEvent;
-  /** The eprobe's own event file in that array: where its records go. */
-  own: EventFile;
+export interface EprobeLocation {
+  system: string;
+  event: string;
+  /** The `if` filter, as rebuilt from argv (space-joined). */
+  filter?: string;
+  attached: EventView;
 }
 
-export class EprobeRuntime implements ProbeRuntime {
-  private readonly cmd: RecTriggerCommand;
+export class TraceEprobe extends ProbeDynEvent {
+  readonly type = 'eprobe';
+  /** The trigger it keeps on the attached event's file of each trace array where it is on, by its own file there. */
+  private readonly triggers = new Map<EventFile, { base: EventFile; data: TriggerData }>();
 
-  constructor(private readonly dyn: DynEvents) {
-    this.cmd = {
-      name: 'eprobe',
-      type: ETT_EVENT_EPROBE,
-      post: false,
-      needsRec: true,
-      hidden: true,
-      parse: () => fail('EINVAL'),
-      countFunc: () => true,
-      trigger: () => {},
-      triggerRec: (data, _file, ctx, rec) => this.fire(data as EprobeTrigger, ctx, rec),
-      print: () => '',
-    };
+  constructor(
+    reg: DynEventRegistry,
+    tp: TraceProbe,
+    readonly loc: EprobeLocation,
+  ) {
+    super(reg, tp);
   }
 
-  added(_tp: TraceProbe): void {}
+  protected showHead(): string {
+    const { tp, loc } = this;
+    return `e:${tp.group}/${tp.name} ${loc.system}.${loc.event}`;
+  }
 
-  removed(_tp: TraceProbe): void {}
+  /** `SYSTEM/EVENT` or `SYSTEM.EVENT`. */
+  protected matchHead(word: string): boolean {
+    let slash = word.indexOf('/');
+    if (slash < 0) slash = word.indexOf('.');
+    if (slash < 0) return false;
+    return word.slice(0, slash) === this.loc.system && word.slice(slash + 1) === this.loc.event;
+  }
 
-  enable(_ev: ProbeEvent, _type: ProbeEventType): void {}
+  /** A dynamic event it is attached to is held while the eprobe exists. */
+  register(): KRet {
+    const held = this.reg.event(this.loc.system, this.loc.event);
+    if (held) held.refs++;
+    return 0;
+  }
 
-  disable(_ev: ProbeEvent, _type: ProbeEventType): void {}
+  protected unregister(): void {
+    const held = this.reg.event(this.loc.system, this.loc.event);
+    if (held && held.refs > 0) held.refs--;
+  }
+
+  /** Eprobes attach per trace array (fileEnabled). */
+  enable(): void {}
+
+  disable(): void {}
 
   /** enable_eprobe() / disable_eprobe(): the trigger on the attached event's file of that array. */
-  fileEnabled(ev: ProbeEvent, _type: ProbeEventType, file: EventFile, on: boolean): void {
-    const loc = ev.primary.loc as EprobeLocation;
-    const te = this.dyn.events;
-    const base = te.find(loc.system, loc.event);
+  fileEnabled(file: EventFile, on: boolean): void {
+    const te = this.reg.live().events;
+    const base = te.find(this.loc.system, this.loc.event);
     if (!base) {
       if (on) fail('ENODEV');
       return;
     }
     const bf = te.array(file.tr).file(base);
     if (on) {
-      const data: EprobeTrigger = { cmd: this.cmd, count: -1, counted: false, paused: false, eprobe: ev, own: file };
-      if (loc.filter !== undefined) {
-        data.filter = applyTriggerFilter(bf, loc.filter);
-        data.filterStr = loc.filter;
+      const rt = this.reg.live();
+      const cmd: RecTriggerCommand = {
+        name: 'eprobe',
+        type: ETT_EVENT_EPROBE,
+        post: false,
+        needsRec: true,
+        hidden: true,
+        parse: () => fail('EINVAL'),
+        countFunc: () => true,
+        trigger: () => {},
+        triggerRec: (_data, _file, ctx, rec) => this.fire(rt, file, ctx, rec),
+        print: () => '',
+      };
+      const data: TriggerData = { cmd, count: -1, counted: false, paused: false };
+      if (this.loc.filter !== undefined) {
+        data.filter = applyTriggerFilter(bf, this.loc.filter);
+        data.filterStr = this.loc.filter;
       }
+      this.triggers.set(file, { base: bf, data });
       // appended: user triggers run first
       bf.triggers.push(data);
       bf.triggerModeRef(true);
       bf.updateCond();
     } else {
-      const i = bf.triggers.findIndex((t) => (t as EprobeTrigger).eprobe === ev && (t as EprobeTrigger).own === file);
+      const t = this.triggers.get(file);
+      if (!t) return;
+      this.triggers.delete(file);
+      const i = t.base.triggers.indexOf(t.data);
       if (i < 0) return;
-      bf.triggers.splice(i, 1);
-      bf.triggerModeRef(false);
-      bf.updateCond();
+      t.base.triggers.splice(i, 1);
+      t.base.triggerModeRef(false);
+      t.base.updateCond();
     }
   }
 
-  /** __eprobe_trace_func(): the eprobe's record from the attached one. */
-  private fire(data: EprobeTrigger, ctx: ExecContext, rec: Buffer): void {
-    const ev = data.eprobe;
-    const tp = ev.primary;
-    if (!tp || data.own.softDisabled) return;
-    const type = this.dyn.typeOf(ev);
-    if (!type) return;
+  /** __eprobe_trace_func(): the eprobe's record from the attached one, into its own file of that array. */
+  private fire(rt: DynEventRuntime, own: EventFile, ctx: ExecContext, rec: Buffer): void {
+    if (own.softDisabled) return;
+    const ev = this.event;
     // the trigger runs while the attached record is being committed, preemption still off for it
     const rctx = bumpPreempt(ctx);
-    const buf = buildProbeRecord(tp, TRACE_ENTRY_SIZE, { record: rec, comm: ctx.task.comm, mem: probeMemory(this.dyn.kernel, ctx.task) }, (b) =>
-      writeCommonHeader(b, type.id, rctx),
+    const buf = buildProbeRecord(this.tp, TRACE_ENTRY_SIZE, { record: rec, comm: ctx.task.comm, mem: probeMemory(rt.kernel, ctx.task) }, (b) =>
+      writeCommonHeader(b, ev.id, rctx),
     );
-    data.own.commit(rctx, buf);
+    own.commit(rctx, buf);
+  }
+
+  /** print_eprobe_event(). */
+  printHead(): string {
+    return `(${this.loc.system}.${this.loc.event})`;
   }
 }

@@ -1,175 +1,252 @@
 /**
- * fprobe and tracepoint-probe events at run time (trace_fprobe.c): each
- * probe point is an fprobe — on its functions, or for `t:` on the
- * tracepoint's probe stub, which the tracepoint then calls with its
- * prototype's arguments. 7.2 registers it when the event is enabled and
- * unregisters it when disabled; 6.12 registers it at definition (disabled)
- * and only flips FPROBE_FL_DISABLED. Entry records carry `__probe_ip`, exit
- * records `__probe_func`, `__probe_ret_ip`, `$retval` and the entry
- * arguments kept in the fprobe's entry data.
+ * fprobe and tracepoint-probe events (trace_fprobe.c): a TraceFprobe is one
+ * probe of such an event — its functions (or, for `t:`, the tracepoint's
+ * probe stub, which the tracepoint then calls with its prototype's
+ * arguments) and its fprobe. 7.2 registers the fprobe when the event is
+ * enabled and unregisters it when disabled; 6.12 registers it at definition
+ * (disabled) and only flips FPROBE_FL_DISABLED. Entry records carry
+ * `__probe_ip`, exit records `__probe_func`, `__probe_ret_ip`, `$retval` and
+ * the entry arguments kept in the fprobe's entry data.
+ * The parser half is trace_fprobe_parse.ts.
  */
-import { fail } from '../../kernel/errno.js';
 import type { ExecContext } from '../../kernel/context.js';
+import { fail, isKernelError } from '../../kernel/errno.js';
 import type { PtRegs } from '../../kernel/regs.js';
 import type { Task } from '../../kernel/task.js';
 import type { TracepointProbe } from '../../kernel/tracepoint.js';
 import { disableFprobe, enableFprobe, Fprobe, registerFprobe, unregisterFprobe } from '../../ftrace/fprobe.js';
 import { contextOf, executorOf } from '../../ftrace/kernel_seam.js';
-import { TRACE_ENTRY_SIZE, writeCommonHeader } from '../event_type.js';
+import { TRACE_ENTRY_SIZE, writeCommonHeader, type OutputContext } from '../event_type.js';
 import { buildProbeRecord, storeEntryData, type FetchSource } from '../probe/fetch_exec.js';
-import { fprobeEnableCheck } from '../probe/fprobe.js';
-import type { FprobeLocation, ProbeEvent, TraceProbe } from '../probe/trace_probe.js';
-import type { DynEvents, ProbeRuntime } from './dyn_events.js';
+import { truncate } from '../probe/kstr.js';
+import type { KRet } from '../probe/parse_context.js';
+import { ProbeDynEvent, probeIpHead, type AppendableProbe, type TraceProbe } from '../probe/trace_probe.js';
+import { updateSymbolArgs } from '../probe/update_arg.js';
 import { bumpPreempt } from './probe_context.js';
-import type { ProbeEventType } from './probe_event_type.js';
 import { probeMemory } from './probe_memory.js';
+import type { DynEventRegistry, DynEventRuntime } from './trace_dynevent.js';
 import { tracepointParams } from './tracepoint_args.js';
 
-/** One probe point: its fprobe, and for a tracepoint probe the tracepoint callback that calls the stub. */
-interface FprobePoint {
-  fp: Fprobe;
-  tracepoint?: { name: string; probe: TracepointProbe<never> };
+export interface FprobeLocation {
+  /** Function (glob) or tracepoint name. */
+  symbol: string;
+  tracepoint: boolean;
+  /** fp.nr_maxactive (6.12 only; 7.x takes none). */
+  maxactive: number;
 }
 
-export class FprobeRuntime implements ProbeRuntime {
-  private readonly points = new Map<TraceProbe, FprobePoint>();
-  /** The tracepoint's context while it calls a probe stub: what the stub's records build on. */
-  private readonly stubContext = new Map<Task, ExecContext>();
+/** The tracepoint calling a probe stub on each task now: what the records made inside the stub build on. */
+export class TprobeStubCalls {
+  private readonly calls = new Map<Task, ExecContext>();
 
-  constructor(private readonly dyn: DynEvents) {}
-
-  private get legacy(): boolean {
-    return this.dyn.kernel.series === '6.12';
-  }
-
-  /** 6.12 registers at definition, disabled unless the event is on. */
-  added(tp: TraceProbe): void {
-    if (this.legacy || tp.ev?.enabled) {
-      try {
-        this.register(tp);
-      } catch {
-        // the parser checked the target: nothing more to say here
-      }
-    }
-  }
-
-  removed(tp: TraceProbe): void {
-    this.unregister(tp);
-  }
-
-  enable(ev: ProbeEvent, _type: ProbeEventType): void {
-    const done: TraceProbe[] = [];
+  /** `f` runs as the stub call of the tracepoint whose context is `ctx` (a nested call restores the outer one). */
+  run(ctx: ExecContext, f: () => void): void {
+    const task = ctx.task;
+    const outer = this.calls.get(task);
+    this.calls.set(task, ctx);
     try {
-      for (const tp of ev.probes) {
-        if (this.legacy) {
-          const p = this.points.get(tp);
-          if (p) enableFprobe(p.fp);
-        } else {
-          // __register_trace_fprobe() at enable: @symbols resolve now, the pattern must still match
-          const ret = fprobeEnableCheck(tp, this.dyn.env);
-          if (ret) fail(ret);
-          this.register(tp);
-        }
-        done.push(tp);
-      }
-    } catch (e) {
-      for (const tp of done) this.off(tp);
-      throw e;
+      f();
+    } finally {
+      if (outer) this.calls.set(task, outer);
+      else this.calls.delete(task);
     }
   }
 
-  disable(ev: ProbeEvent, _type: ProbeEventType): void {
-    for (const tp of ev.probes) this.off(tp);
+  /** The context of the tracepoint calling a stub on `task`, if one is. */
+  of(task: Task): ExecContext | undefined {
+    return this.calls.get(task);
+  }
+}
+
+export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
+  readonly type = 'fprobe';
+  /** Its fprobe while registered. */
+  private fp?: Fprobe;
+  /** A tracepoint probe's callback on its tracepoint, which calls the stub. */
+  private tpoint?: { name: string; probe: TracepointProbe<never> };
+
+  constructor(
+    reg: DynEventRegistry,
+    tp: TraceProbe,
+    readonly loc: FprobeLocation,
+  ) {
+    super(reg, tp);
+  }
+
+  // ------------------------------------------------------------ dynamic_events
+
+  /** trace_fprobe_show(). */
+  protected showHead(): string {
+    const { tp, loc } = this;
+    let s = loc.tracepoint ? 't' : 'f';
+    if (this.reg.env.series === '6.12' && tp.isReturn && loc.maxactive) s += String(loc.maxactive);
+    return `${s}:${tp.group}/${tp.name} ${loc.symbol}${tp.isReturn ? '%return' : ''}`;
+  }
+
+  protected matchHead(word: string): boolean {
+    return truncate(this.loc.symbol, 64) === word;
+  }
+
+  /** An entry and an exit probe, or an fprobe and a tracepoint probe, make different events. */
+  sameKind(other: ProbeDynEvent): boolean {
+    return super.sameKind(other) && other instanceof TraceFprobe && other.loc.tracepoint === this.loc.tracepoint;
+  }
+
+  sameLocation(other: ProbeDynEvent): boolean {
+    return other instanceof TraceFprobe && other.loc.symbol === this.loc.symbol;
+  }
+
+  // ------------------------------------------------------------ registration
+
+  /**
+   * What the fprobe's target needs at definition time. 7.x only checks that
+   * the pattern matches a traceable function (trace_fprobe_verify_target; the
+   * fprobe registers when the event is enabled); 6.12 registers the fprobe at
+   * once (register_fprobe(): the ftrace filter must match, EINVAL otherwise).
+   */
+  register(): KRet {
+    const ret = this.verifyTarget();
+    if (ret) return ret;
+    const rt = this.reg.runtime;
+    // 6.12 registers at definition, disabled unless the event is on
+    if (rt && (rt.kernel.series === '6.12' || this.event.enabled)) {
+      try {
+        this.attach(rt);
+      } catch (e) {
+        // the target was checked: nothing more to say here
+        if (!isKernelError(e)) throw e;
+      }
+    }
+    return 0;
+  }
+
+  private verifyTarget(): KRet {
+    const { env } = this.reg;
+    const { loc } = this;
+    if (env.series === '6.12') {
+      const u = updateSymbolArgs(this.tp.args, env);
+      if (u) return u;
+      if (loc.tracepoint) return 0;
+      return env.kallsyms.countTraceable(loc.symbol) > 0 ? 0 : 'EINVAL';
+    }
+    if (loc.tracepoint) return 0;
+    return env.kallsyms.countTraceable(loc.symbol) > 0 ? 0 : 'ENOENT';
+  }
+
+  /**
+   * 7.x __register_trace_fprobe(), run when the event is enabled: `@symbol`
+   * arguments resolve now (ENOENT if unknown) and the pattern must still match.
+   * 6.12 did all this at definition (verifyTarget): enabling cannot fail there.
+   */
+  private enableCheck(): KRet {
+    const { env } = this.reg;
+    if (env.series === '6.12') return 0;
+    const u = updateSymbolArgs(this.tp.args, env);
+    if (u) return u;
+    if (this.loc.tracepoint) return 0;
+    return env.kallsyms.countTraceable(this.loc.symbol) > 0 ? 0 : 'ENOENT';
+  }
+
+  protected unregister(): void {
+    this.detach();
+  }
+
+  // ------------------------------------------------------------ run time
+
+  enable(): void {
+    const rt = this.reg.live();
+    if (rt.kernel.series === '6.12') {
+      if (this.fp) enableFprobe(this.fp);
+      return;
+    }
+    // __register_trace_fprobe() at enable: @symbols resolve now, the pattern must still match
+    const ret = this.enableCheck();
+    if (ret) fail(ret);
+    this.attach(rt);
   }
 
   /** 7.2 detaches the fprobe; 6.12 keeps it, disabled. */
-  private off(tp: TraceProbe): void {
-    if (this.legacy) {
-      const p = this.points.get(tp);
-      if (p) disableFprobe(p.fp);
-    } else this.unregister(tp);
+  disable(): void {
+    if (this.reg.live().kernel.series === '6.12') {
+      if (this.fp) disableFprobe(this.fp);
+    } else this.detach();
   }
 
-  private register(tp: TraceProbe): void {
-    if (this.points.has(tp)) return;
-    const loc = tp.loc as FprobeLocation;
-    const kernel = this.dyn.kernel;
+  private attach(rt: DynEventRuntime): void {
+    if (this.fp) return;
+    const { tp, loc } = this;
+    const kernel = rt.kernel;
     const fp = new Fprobe({
-      name: `${tp.group}/${tp.event}`,
+      name: `${tp.group}/${tp.name}`,
       entryDataSize: tp.isReturn ? tp.entryArgs.length * 8 : 0,
       nrMaxactive: loc.maxactive,
       entry: tp.isReturn
         ? tp.entryArgs.length
-          ? (_fp, _ip, _retIp, regs, data, task) => this.storeEntry(tp, regs, data, task)
+          ? (_fp, _ip, _retIp, regs, data, task) => this.storeEntry(rt, regs, data, task)
           : undefined
-        : (_fp, ip, _retIp, regs, _data, task) => this.fentry(tp, ip, regs, task),
-      exit: tp.isReturn ? (_fp, ip, retIp, regs, data, task) => this.fexit(tp, ip, retIp, regs, data, task) : undefined,
+        : (_fp, ip, _retIp, regs, _data, task) => this.fentry(rt, ip, regs, task),
+      exit: tp.isReturn ? (_fp, ip, retIp, regs, data, task) => this.fexit(rt, ip, retIp, regs, data, task) : undefined,
     });
-    if (this.legacy && !tp.ev?.enabled) fp.disabled = true;
-    const point: FprobePoint = { fp };
+    if (kernel.series === '6.12' && !this.event.enabled) fp.disabled = true;
+    let tpoint: TraceFprobe['tpoint'];
     if (loc.tracepoint) {
       const stub = `__probestub_${loc.symbol}`;
       registerFprobe(kernel, fp, [stub]);
-      point.tracepoint = { name: loc.symbol, probe: this.stubCaller(stub) };
-      kernel.tracepoints.register(loc.symbol, point.tracepoint.probe);
+      tpoint = { name: loc.symbol, probe: this.stubCaller(rt, stub) };
+      kernel.tracepoints.register(loc.symbol, tpoint.probe);
     } else {
       registerFprobe(kernel, fp, loc.symbol);
     }
-    this.points.set(tp, point);
+    this.fp = fp;
+    this.tpoint = tpoint;
   }
 
-  private unregister(tp: TraceProbe): void {
-    const p = this.points.get(tp);
-    if (!p) return;
-    this.points.delete(tp);
-    if (p.tracepoint) this.dyn.kernel.tracepoints.unregister(p.tracepoint.name, p.tracepoint.probe);
-    unregisterFprobe(this.dyn.kernel, p.fp);
+  private detach(): void {
+    const fp = this.fp;
+    if (!fp) return;
+    const kernel = this.reg.live().kernel;
+    this.fp = undefined;
+    if (this.tpoint) kernel.tracepoints.unregister(this.tpoint.name, this.tpoint.probe);
+    this.tpoint = undefined;
+    unregisterFprobe(kernel, fp);
   }
 
   /** The tracepoint's callback: the probe stub, called with the prototype's arguments (its fprobe sees the entry). */
-  private stubCaller(stub: string): TracepointProbe<never> {
-    const kernel = this.dyn.kernel;
+  private stubCaller(rt: DynEventRuntime, stub: string): TracepointProbe<never> {
+    const kernel = rt.kernel;
     const params = kernel.types.funcProto(stub)?.params.slice(1) ?? [];
     const probe: TracepointProbe<Readonly<Record<string, unknown>>> = (ctx, args) => {
-      const task = ctx.task;
-      const values = [0n, ...tracepointParams(kernel, params, args, this.dyn.events.strings)];
-      const outer = this.stubContext.get(task);
-      this.stubContext.set(task, ctx);
-      try {
-        void executorOf(kernel).call(task, stub, values);
-      } finally {
-        if (outer) this.stubContext.set(task, outer);
-        else this.stubContext.delete(task);
-      }
+      const values = [0n, ...tracepointParams(kernel, params, args, rt.events.strings)];
+      rt.stubCalls.run(ctx, () => void executorOf(kernel).call(ctx.task, stub, values));
     };
     return probe as TracepointProbe<never>;
   }
 
   /** The context a record made now shows: inside a probe stub, one level deeper than the tracepoint's own event. */
-  private recordContext(task: Task): ExecContext {
-    const tpctx = this.stubContext.get(task);
-    return tpctx ? bumpPreempt(tpctx) : contextOf(this.dyn.kernel, task);
+  private recordContext(rt: DynEventRuntime, task: Task): ExecContext {
+    const tpctx = rt.stubCalls.of(task);
+    return tpctx ? bumpPreempt(tpctx) : contextOf(rt.kernel, task);
   }
 
-  private source(regs: PtRegs, task: Task, edata?: Buffer): FetchSource {
-    return { regs, edata, comm: task.comm, mem: probeMemory(this.dyn.kernel, task) };
+  private source(rt: DynEventRuntime, regs: PtRegs, task: Task, edata?: Buffer): FetchSource {
+    return { regs, edata, comm: task.comm, mem: probeMemory(rt.kernel, task) };
   }
 
   /** trace_fprobe_entry_handler(): the entry arguments an exit probe fetches. */
-  private storeEntry(tp: TraceProbe, regs: PtRegs, data: Buffer | undefined, task: Task): number {
-    if (data) storeEntryData(tp.entryArgs, regs, probeMemory(this.dyn.kernel, task)).copy(data);
+  private storeEntry(rt: DynEventRuntime, regs: PtRegs, data: Buffer | undefined, task: Task): number {
+    if (data) storeEntryData(this.tp.entryArgs, regs, probeMemory(rt.kernel, task)).copy(data);
     return 0;
   }
 
   /** fentry_dispatcher() → __fentry_trace_func(). */
-  private fentry(tp: TraceProbe, ip: bigint, regs: PtRegs, task: Task): number {
-    const type = tp.ev && this.dyn.typeOf(tp.ev);
-    if (!type || !tp.ev?.enabled) return 0;
-    const ctx = this.recordContext(task);
-    const src = this.source(regs, task);
-    this.dyn.events.emit(type, ctx, () =>
-      buildProbeRecord(tp, TRACE_ENTRY_SIZE + 8, src, (b) => {
-        writeCommonHeader(b, type.id, ctx);
+  private fentry(rt: DynEventRuntime, ip: bigint, regs: PtRegs, task: Task): number {
+    const ev = this.event;
+    if (!ev.enabled) return 0;
+    const ctx = this.recordContext(rt, task);
+    const src = this.source(rt, regs, task);
+    rt.events.emit(ev, ctx, () =>
+      buildProbeRecord(this.tp, TRACE_ENTRY_SIZE + 8, src, (b) => {
+        writeCommonHeader(b, ev.id, ctx);
         b.writeBigUInt64LE(BigInt.asUintN(64, ip), TRACE_ENTRY_SIZE);
       }),
     );
@@ -177,17 +254,22 @@ export class FprobeRuntime implements ProbeRuntime {
   }
 
   /** fexit_dispatcher() → __fexit_trace_func(). */
-  private fexit(tp: TraceProbe, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task): void {
-    const type = tp.ev && this.dyn.typeOf(tp.ev);
-    if (!type || !tp.ev?.enabled) return;
-    const ctx = contextOf(this.dyn.kernel, task);
-    const src = this.source(regs, task, data);
-    this.dyn.events.emit(type, ctx, () =>
-      buildProbeRecord(tp, TRACE_ENTRY_SIZE + 16, src, (b) => {
-        writeCommonHeader(b, type.id, ctx);
+  private fexit(rt: DynEventRuntime, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task): void {
+    const ev = this.event;
+    if (!ev.enabled) return;
+    const ctx = contextOf(rt.kernel, task);
+    const src = this.source(rt, regs, task, data);
+    rt.events.emit(ev, ctx, () =>
+      buildProbeRecord(this.tp, TRACE_ENTRY_SIZE + 16, src, (b) => {
+        writeCommonHeader(b, ev.id, ctx);
         b.writeBigUInt64LE(BigInt.asUintN(64, ip), TRACE_ENTRY_SIZE);
         b.writeBigUInt64LE(BigInt.asUintN(64, retIp), TRACE_ENTRY_SIZE + 8);
       }),
     );
+  }
+
+  /** print_fentry_event() / print_fexit_event(). */
+  printHead(data: Buffer, ctx: OutputContext): string {
+    return probeIpHead(this.reg.live().kernel, this.tp.isReturn, data, ctx);
   }
 }

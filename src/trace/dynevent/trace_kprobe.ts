@@ -1,47 +1,148 @@
 /**
- * kprobe and kretprobe events at run time (trace_kprobe.c): each probe point
- * is a kprobe (or kretprobe) registered at definition, disabled until its
- * event is enabled; its dispatcher counts hits and records `__probe_ip` and
- * the arguments (kretprobes: `__probe_func`, `__probe_ret_ip`, `$retval`,
- * and the entry arguments their entry handler saved).
+ * kprobe and kretprobe events (trace_kprobe.c): a TraceKprobe is one probe of
+ * a kprobe event — its place, the kprobe (or kretprobe) registered at
+ * definition and enabled with the event, its hit count, and the records its
+ * handlers make (`__probe_ip`; kretprobes `__probe_func`, `__probe_ret_ip`,
+ * `$retval` and the entry arguments their entry handler saved).
+ * The parser half is trace_kprobe_parse.ts.
  */
 import { TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NMI, type ExecContext } from '../../kernel/context.js';
+import { isKernelError } from '../../kernel/errno.js';
 import type { PtRegs } from '../../kernel/regs.js';
 import type { Task } from '../../kernel/task.js';
 import { contextOf } from '../../ftrace/kernel_seam.js';
 import { Kprobe, Kprobes, Kretprobe, type KretprobeInstance } from '../../ftrace/kprobes.js';
-import { TRACE_ENTRY_SIZE, writeCommonHeader } from '../event_type.js';
+import { TRACE_ENTRY_SIZE, writeCommonHeader, type OutputContext } from '../event_type.js';
 import { buildProbeRecord, storeEntryData } from '../probe/fetch_exec.js';
-import type { KprobeLocation, ProbeEvent, TraceProbe } from '../probe/trace_probe.js';
-import type { DynEvents, ProbeRuntime } from './dyn_events.js';
+import { truncate } from '../probe/kstr.js';
+import { kprobeOnFuncEntry } from '../probe/kprobe_model.js';
+import type { KRet } from '../probe/parse_context.js';
+import { ProbeDynEvent, probeIpHead, type AppendableProbe, type TraceProbe } from '../probe/trace_probe.js';
+import { updateSymbolArgs } from '../probe/update_arg.js';
 import { genCtxDec } from './probe_context.js';
-import type { ProbeEventType } from './probe_event_type.js';
 import { probeMemory } from './probe_memory.js';
+import type { DynEventRegistry, DynEventRuntime } from './trace_dynevent.js';
 
-/** One probe point: its kprobe (or kretprobe), while registered, and trace_kprobe's hit count. */
-interface KprobePoint {
-  kp?: Kprobe;
-  rp?: Kretprobe;
-  nhit: number;
+export interface KprobeLocation {
+  /** `[mod:]symbol` as written, undefined for an address probe. */
+  symbol?: string;
+  offset: number;
+  /** Address probe: the address written; after registration, the probed address. */
+  addr?: bigint;
+  /** rp.maxactive: as given, or the default once registered (0 while deferred). */
+  maxactive: number;
 }
 
-export class KprobeRuntime implements ProbeRuntime {
-  private readonly points = new Map<TraceProbe, KprobePoint>();
+export class TraceKprobe extends ProbeDynEvent implements AppendableProbe {
+  readonly type = 'kprobe';
+  /** Its kprobe, or its kretprobe, once registered. */
+  private kp?: Kprobe;
+  private rp?: Kretprobe;
+  /** trace_kprobe's nhit. */
+  private nhit = 0;
 
-  constructor(private readonly dyn: DynEvents) {}
-
-  private get kprobes(): Kprobes {
-    return Kprobes.of(this.dyn.kernel);
+  constructor(
+    reg: DynEventRegistry,
+    tp: TraceProbe,
+    readonly loc: KprobeLocation,
+  ) {
+    super(reg, tp);
   }
 
-  /** __register_trace_kprobe(): registered now, enabled only if the event is on; a probe that waits for its module stays unregistered. */
-  added(tp: TraceProbe): void {
-    const loc = tp.loc as KprobeLocation;
-    const point: KprobePoint = { nhit: 0 };
-    this.points.set(tp, point);
+  // ------------------------------------------------------------ dynamic_events
+
+  /** Where it is, as listings show it: `sym+off`, or the (hashed) address. */
+  private place(): string {
+    const { loc } = this;
+    if (loc.symbol === undefined) return `0x${this.reg.hashPointer(loc.addr ?? 0n)}`;
+    return loc.offset ? `${loc.symbol}+${loc.offset}` : loc.symbol;
+  }
+
+  /** trace_kprobe_show(). */
+  protected showHead(): string {
+    const { tp, loc } = this;
+    let s = tp.isReturn ? 'r' : 'p';
+    if (tp.isReturn && loc.maxactive) s += String(loc.maxactive);
+    return `${s}:${tp.group}/${tp.name} ${this.place()}`;
+  }
+
+  protected matchHead(word: string): boolean {
+    return truncate(this.place(), 64) === word;
+  }
+
+  sameLocation(other: ProbeDynEvent): boolean {
+    return other instanceof TraceKprobe && (other.loc.symbol ?? 'unknown') === (this.loc.symbol ?? 'unknown') && other.loc.offset === this.loc.offset;
+  }
+
+  // ------------------------------------------------------------ registration
+
+  /** __register_trace_kprobe(); an unknown `module:symbol` is accepted and waits for its module. */
+  register(): KRet {
+    const ret = this.checkRegister();
+    if (ret && (ret !== 'ENOENT' || this.moduleExists())) return ret;
+    this.arm();
+    return 0;
+  }
+
+  /** trace_kprobe_address(): where the probe sits (0 if the symbol is unknown). */
+  private address(): bigint {
+    const { loc } = this;
+    if (loc.symbol === undefined) return loc.addr ?? 0n;
+    const s = this.reg.env.kallsyms.lookupName(loc.symbol);
+    return s ? s.addr + BigInt(loc.offset) : 0n;
+  }
+
+  /** The verdicts of __register_trace_kprobe(): notrace function, @symbols, the kretprobe entry check, then register_kprobe(). */
+  private checkRegister(): KRet {
+    const { tp, loc } = this;
+    const { env } = this.reg;
+    const where = this.address();
+    if (where && env.kallsyms.lookupAddr(where)) {
+      const site = env.kprobeSite(where, true);
+      if (!site.ok && site.why === 'notrace') return 'EINVAL';
+    }
+    const u = updateSymbolArgs(tp.args, env);
+    if (u) return u;
+    if (tp.isReturn) {
+      const e = kprobeOnFuncEntry(env, loc.symbol ? undefined : loc.addr, loc.symbol, loc.offset);
+      if (e) return e;
+      if (loc.maxactive <= 0) loc.maxactive = Math.max(10, 2 * env.possibleCpus);
+    }
+    // register_kprobe(): _kprobe_addr() then the address checks
+    let target: bigint;
+    if (loc.symbol !== undefined) {
+      const s = env.kallsyms.lookupName(loc.symbol);
+      if (!s) return 'ENOENT';
+      target = BigInt.asUintN(64, s.addr + BigInt(loc.offset));
+    } else {
+      if (!loc.addr) return 'EINVAL';
+      target = loc.addr;
+    }
+    if (!env.kallsyms.lookupAddr(target)) return 'ENOENT';
+    const site = env.kprobeSite(target, false);
+    if (!site.ok) return site.errno;
+    if (loc.symbol === undefined) loc.addr = site.addr;
+    return 0;
+  }
+
+  /** trace_kprobe_module_exist(): a `mod:sym` probe waits for an unloaded module. */
+  private moduleExists(): boolean {
+    const { symbol } = this.loc;
+    if (symbol === undefined) return false;
+    const colon = symbol.indexOf(':');
+    if (colon < 0) return true;
+    return this.reg.env.kallsyms.moduleLoaded(symbol.slice(0, colon));
+  }
+
+  /** Its kprobe (or kretprobe) in the live kernel: registered now, enabled only if the event is on. */
+  private arm(): void {
+    const rt = this.reg.runtime;
+    if (!rt) return;
+    const { tp, loc } = this;
+    const kprobes = Kprobes.of(rt.kernel);
     const where = loc.symbol !== undefined ? { symbol: loc.symbol, offset: loc.offset } : { addr: loc.addr, offset: 0 };
-    const name = `${tp.group}/${tp.event}`;
-    const disabled = !tp.ev?.enabled;
+    const name = `${tp.group}/${tp.name}`;
+    const disabled = !this.event.enabled;
     try {
       if (tp.isReturn) {
         const rp = new Kretprobe({
@@ -49,62 +150,48 @@ export class KprobeRuntime implements ProbeRuntime {
           name,
           maxactive: loc.maxactive,
           dataSize: tp.entryArgs.length * 8,
-          entry: tp.entryArgs.length ? (ri, regs) => this.entryHandler(tp, ri, regs) : undefined,
-          handler: (ri, regs) => this.kretprobeDispatcher(tp, point, ri, regs),
+          entry: tp.entryArgs.length ? (ri, regs) => this.entryHandler(rt, ri, regs) : undefined,
+          handler: (ri, regs) => this.kretprobeDispatcher(rt, ri, regs),
         });
-        this.kprobes.registerKretprobe(rp, { disabled });
-        point.rp = rp;
+        kprobes.registerKretprobe(rp, { disabled });
+        this.rp = rp;
       } else {
-        const kp = new Kprobe({ ...where, name, pre: (p, regs, task) => this.kprobeDispatcher(tp, point, p, regs, task) });
-        this.kprobes.register(kp, { disabled });
-        point.kp = kp;
-      }
-    } catch {
-      // not registrable now (an unloaded module's symbol): the probe waits, as the kernel's does
-    }
-  }
-
-  removed(tp: TraceProbe): void {
-    const point = this.points.get(tp);
-    this.points.delete(tp);
-    if (point?.rp) this.kprobes.unregisterKretprobe(point.rp);
-    if (point?.kp) this.kprobes.unregister(point.kp);
-  }
-
-  /** enable_trace_kprobe(): every registered probe of the event, rolled back if one fails. */
-  enable(ev: ProbeEvent, _type: ProbeEventType): void {
-    const done: Kprobe[] = [];
-    try {
-      for (const tp of ev.probes) {
-        const kp = this.kprobeOf(tp);
-        if (!kp) continue;
-        this.kprobes.enable(kp);
-        done.push(kp);
+        const kp = new Kprobe({ ...where, name, pre: (p, regs, task) => this.kprobeDispatcher(rt, p, regs, task) });
+        kprobes.register(kp, { disabled });
+        this.kp = kp;
       }
     } catch (e) {
-      for (const kp of done) this.kprobes.disable(kp);
-      throw e;
+      // not registrable now (an unloaded module's symbol): the probe waits, as the kernel's does
+      if (!isKernelError(e)) throw e;
     }
   }
 
-  disable(ev: ProbeEvent, _type: ProbeEventType): void {
-    for (const tp of ev.probes) {
-      const kp = this.kprobeOf(tp);
-      if (kp) this.kprobes.disable(kp);
-    }
+  protected unregister(): void {
+    if (this.rp) Kprobes.of(this.reg.live().kernel).unregisterKretprobe(this.rp);
+    if (this.kp) Kprobes.of(this.reg.live().kernel).unregister(this.kp);
+    this.rp = this.kp = undefined;
   }
 
-  private kprobeOf(tp: TraceProbe): Kprobe | undefined {
-    const p = this.points.get(tp);
-    return p?.rp?.kp ?? p?.kp;
+  // ------------------------------------------------------------ run time
+
+  private get armed(): Kprobe | undefined {
+    return this.rp?.kp ?? this.kp;
+  }
+
+  enable(): void {
+    const kp = this.armed;
+    if (kp) Kprobes.of(this.reg.live().kernel).enable(kp);
+  }
+
+  disable(): void {
+    const kp = this.armed;
+    if (kp) Kprobes.of(this.reg.live().kernel).disable(kp);
   }
 
   /** trace_kprobe_nhit() and trace_kprobe_missed(). */
-  profile(tp: TraceProbe): { hits: number; missed: number } {
-    const p = this.points.get(tp);
-    if (!p) return { hits: 0, missed: 0 };
-    const missed = p.rp ? p.rp.kp.nmissed + p.rp.nmissed : (p.kp?.nmissed ?? 0);
-    return { hits: p.nhit, missed };
+  profile(): { hits: number; missed: number } {
+    const missed = this.rp ? this.rp.kp.nmissed + this.rp.nmissed : (this.kp?.nmissed ?? 0);
+    return { hits: this.nhit, missed };
   }
 
   /**
@@ -113,22 +200,21 @@ export class KprobeRuntime implements ProbeRuntime {
    * (hardirq, NMI, interrupts off) with trace_event_buffer_reserve()'s
    * decrement borrowing into the flags.
    */
-  private entryContext(p: Kprobe, task: Task): ExecContext {
-    const ctx = contextOf(this.dyn.kernel, task);
+  private entryContext(rt: DynEventRuntime, p: Kprobe, task: Task): ExecContext {
+    const ctx = contextOf(rt.kernel, task);
     if (p.ftrace) return ctx;
     return genCtxDec({ ...ctx, flags: ctx.flags | TRACE_FLAG_NMI | TRACE_FLAG_HARDIRQ | TRACE_FLAG_IRQS_OFF });
   }
 
   /** kprobe_dispatcher() → __kprobe_trace_func(). */
-  private kprobeDispatcher(tp: TraceProbe, point: KprobePoint, p: Kprobe, regs: PtRegs, task: Task): boolean {
-    point.nhit++;
-    const type = tp.ev && this.dyn.typeOf(tp.ev);
-    if (!type || !tp.ev?.enabled) return false;
-    const ctx = this.entryContext(p, task);
-    const kernel = this.dyn.kernel;
-    this.dyn.events.emit(type, ctx, () =>
-      buildProbeRecord(tp, TRACE_ENTRY_SIZE + 8, { regs, comm: task.comm, mem: probeMemory(kernel, task) }, (b) => {
-        writeCommonHeader(b, type.id, ctx);
+  private kprobeDispatcher(rt: DynEventRuntime, p: Kprobe, regs: PtRegs, task: Task): boolean {
+    this.nhit++;
+    const ev = this.event;
+    if (!ev.enabled) return false;
+    const ctx = this.entryContext(rt, p, task);
+    rt.events.emit(ev, ctx, () =>
+      buildProbeRecord(this.tp, TRACE_ENTRY_SIZE + 8, { regs, comm: task.comm, mem: probeMemory(rt.kernel, task) }, (b) => {
+        writeCommonHeader(b, ev.id, ctx);
         b.writeBigUInt64LE(p.addr, TRACE_ENTRY_SIZE);
       }),
     );
@@ -136,25 +222,40 @@ export class KprobeRuntime implements ProbeRuntime {
   }
 
   /** trace_kprobe_entry_handler(): the entry arguments a return probe fetches, kept in the instance. */
-  private entryHandler(tp: TraceProbe, ri: KretprobeInstance, regs: PtRegs): number {
-    storeEntryData(tp.entryArgs, regs, probeMemory(this.dyn.kernel, ri.task)).copy(ri.data);
+  private entryHandler(rt: DynEventRuntime, ri: KretprobeInstance, regs: PtRegs): number {
+    storeEntryData(this.tp.entryArgs, regs, probeMemory(rt.kernel, ri.task)).copy(ri.data);
     return 0;
   }
 
   /** kretprobe_dispatcher() → __kretprobe_trace_func(). */
-  private kretprobeDispatcher(tp: TraceProbe, point: KprobePoint, ri: KretprobeInstance, regs: PtRegs): void {
-    point.nhit++;
-    const type = tp.ev && this.dyn.typeOf(tp.ev);
-    if (!type || !tp.ev?.enabled) return;
+  private kretprobeDispatcher(rt: DynEventRuntime, ri: KretprobeInstance, regs: PtRegs): void {
+    this.nhit++;
+    const ev = this.event;
+    if (!ev.enabled) return;
     const task = ri.task;
-    const kernel = this.dyn.kernel;
-    const ctx = contextOf(kernel, task);
-    this.dyn.events.emit(type, ctx, () =>
-      buildProbeRecord(tp, TRACE_ENTRY_SIZE + 16, { regs, edata: ri.data, comm: task.comm, mem: probeMemory(kernel, task) }, (b) => {
-        writeCommonHeader(b, type.id, ctx);
+    const ctx = contextOf(rt.kernel, task);
+    rt.events.emit(ev, ctx, () =>
+      buildProbeRecord(this.tp, TRACE_ENTRY_SIZE + 16, { regs, edata: ri.data, comm: task.comm, mem: probeMemory(rt.kernel, task) }, (b) => {
+        writeCommonHeader(b, ev.id, ctx);
         b.writeBigUInt64LE(ri.funcAddr, TRACE_ENTRY_SIZE);
         b.writeBigUInt64LE(ri.retAddr, TRACE_ENTRY_SIZE + 8);
       }),
     );
   }
+
+  /** print_kprobe_event() / print_kretprobe_event(). */
+  printHead(data: Buffer, ctx: OutputContext): string {
+    return probeIpHead(this.reg.live().kernel, this.tp.isReturn, data, ctx);
+  }
+}
+
+/** kprobe_profile: `  %-44s %15lu %15lu` (event, hits, misses) per kprobe. */
+export function kprobeProfile(reg: DynEventRegistry): string {
+  let out = '';
+  for (const ev of reg.list) {
+    if (!(ev instanceof TraceKprobe)) continue;
+    const { hits, missed } = ev.profile();
+    out += `  ${ev.tp.name.padEnd(44)} ${String(hits).padStart(15)} ${String(missed).padStart(15)}\n`;
+  }
+  return out;
 }

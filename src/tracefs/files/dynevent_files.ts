@@ -4,7 +4,9 @@
  * kprobe_profile / uprobe_profile (hits and misses per probe).
  */
 import { DynEvents } from '../../trace/dynevent/dyn_events.js';
-import type { DynEventFile } from '../../trace/probe/dynevent.js';
+import type { DynEventFile } from '../../trace/dynevent/trace_dynevent.js';
+import { kprobeProfile } from '../../trace/dynevent/trace_kprobe.js';
+import { uprobeProfile } from '../../trace/dynevent/trace_uprobe.js';
 import type { Tracing } from '../../trace/tracing.js';
 import { Dir, File, O_TRUNC, type FileOps } from '../node.js';
 import { seqRead } from '../seq_file.js';
@@ -27,6 +29,6 @@ export function addDynEventFiles(root: Dir, tracing: Tracing): void {
   for (const file of ['dynamic_events', 'kprobe_events', 'uprobe_events', 'synthetic_events'] as const) {
     root.add(new File(file, 0o640, controlFile(dyn, file)));
   }
-  root.add(new File('kprobe_profile', 0o440, seqRead(() => dyn.kprobeProfile())));
-  root.add(new File('uprobe_profile', 0o440, seqRead(() => dyn.uprobeProfile())));
+  root.add(new File('kprobe_profile', 0o440, seqRead(() => kprobeProfile(dyn.registry))));
+  root.add(new File('uprobe_profile', 0o440, seqRead(() => uprobeProfile(dyn.registry))));
 }

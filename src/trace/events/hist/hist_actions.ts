@@ -5,8 +5,7 @@
  * or changed — each followed by one action: trace(synth,params) or
  * synth(params), save(fields), snapshot().
  */
-import type { SynthEventType } from '../../dynevent/synth_event_type.js';
-import type { SynthField } from '../../probe/synth.js';
+import type { SynthEvent, SynthField } from '../../dynevent/trace_events_synth.js';
 import type { EventFile } from '../event_file.js';
 import { createVarRef, HistParseError, parseAtom } from './hist_expr.js';
 import type { FieldVar, HistData } from './hist_data.js';
@@ -27,7 +26,7 @@ export interface ActionData {
   synthEventName?: string;
   /** Per param: the var_ref_vals index its value comes from. */
   varRefIdx: number[];
-  synth?: SynthEventType;
+  synth?: SynthEvent;
   matchSystem?: string;
   matchEvent?: string;
   /** onmax / onchange: the variable as written ($v), its reference, the hidden variable holding the max. */
@@ -39,7 +38,7 @@ export interface ActionData {
 /** What the actions need of the rest of the system. */
 export interface ActionEnv {
   /** The synthetic event of a name (find_synth_event). */
-  findSynth(name: string): SynthEventType | undefined;
+  findSynth(name: string): SynthEvent | undefined;
   /** Another trigger made on another event (create_field_var_hist): parse `cmd` as a `hist` trigger there. */
   createFieldVarHist(hd: HistData, file: EventFile, cmd: string): HistData | undefined;
 }
@@ -262,8 +261,8 @@ function traceActionCreate(hd: HistData, env: ActionEnv, data: ActionData): void
     errors.err(hd.tr, 'SYNTH_EVENT_NOT_FOUND', errors.pos(name));
     fail();
   }
-  const fields = synth!.se.fields;
-  synth!.se.refs++;
+  const fields = synth!.synthFields;
+  synth!.refs++;
   try {
     let pos = 0;
     data.params.forEach((param, i) => {
@@ -308,7 +307,7 @@ function traceActionCreate(hd: HistData, env: ActionEnv, data: ActionData): void
     }
     data.synth = synth;
   } catch (e) {
-    synth!.se.refs--;
+    synth!.refs--;
     throw e;
   }
 }

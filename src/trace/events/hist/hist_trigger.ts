@@ -9,7 +9,7 @@ import type { ExecContext } from '../../../kernel/context.js';
 import { KernelError } from '../../../kernel/errno.js';
 import { sprintSymbol, sprintSymbolNoOffset } from '../../../kernel/kallsyms.js';
 import { SYSCALL_NR } from '../../../kernel/syscall_nr.js';
-import { SynthEventType } from '../../dynevent/synth_event_type.js';
+import { SynthEvent } from '../../dynevent/trace_events_synth.js';
 import { stackEntries } from '../../ftrace/kernel_stack.js';
 import type { TraceArray } from '../../trace_array.js';
 import type { Tracing } from '../../tracing.js';
@@ -74,9 +74,9 @@ class HistState implements HistEnv, ActionEnv {
     return histTriggers(file).map((t) => t.hist!);
   }
 
-  findSynth(name: string): SynthEventType | undefined {
+  findSynth(name: string): SynthEvent | undefined {
     const t = this.tracing.events.find('synthetic', name);
-    return t instanceof SynthEventType ? t : undefined;
+    return t instanceof SynthEvent ? t : undefined;
   }
 
   createFieldVarHist(_hd: HistData, file: EventFile, cmd: string): HistData | undefined {
@@ -223,7 +223,7 @@ function histParse(state: HistState, file: EventFile, glob: string, paramAndFilt
     if (glob) errors.clear();
   } catch (e) {
     state.histVars(tr).delete(hd);
-    for (const a of hd.actions) if (a.synth) a.synth.se.refs--;
+    for (const a of hd.actions) if (a.synth) a.synth.refs--;
     const c = state.condSnapshots.get(tr);
     if (c?.hist === hd) state.condSnapshots.delete(tr);
     if (e instanceof HistParseError) throw new KernelError(e.errno);
@@ -305,7 +305,7 @@ function registerHist(state: HistState, file: EventFile, data: HistTriggerData, 
   file.updateCond();
   file.triggerModeRef(true);
   const se = state.findSynth(file.type.name);
-  if (se && file.type.system === 'synthetic') se.se.refs++;
+  if (se && file.type.system === 'synthetic') se.refs++;
 }
 
 /** hist_unregister_trigger() + the trigger's free: its field variable histograms go too. */
@@ -317,13 +317,13 @@ function unregisterHist(state: HistState, file: EventFile, t: HistTriggerData): 
   const n = state.named.indexOf(t);
   if (n >= 0) state.named.splice(n, 1);
   const se = state.findSynth(file.type.name);
-  if (se && file.type.system === 'synthetic') se.se.refs--;
+  if (se && file.type.system === 'synthetic') se.refs--;
   const hd = t.hist!;
   // the data is the named set's: it goes with its last trigger
   if (t.name !== undefined && state.named.some((d) => d.hist === hd)) return;
   state.histVars(file.tr).delete(hd);
   for (const a of hd.actions) {
-    if (a.synth) a.synth.se.refs--;
+    if (a.synth) a.synth.refs--;
     if (a.action === 'snapshot') {
       const c = state.condSnapshots.get(file.tr);
       if (c?.hist === hd) state.condSnapshots.delete(file.tr);

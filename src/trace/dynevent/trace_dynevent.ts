@@ -1,57 +1,67 @@
 /**
- * The dynamic-event registry (trace_dynevent.c): every probe point and
- * synthetic event in definition order, the per-type operations, and the
- * commands the control files accept (create, `-:` / `!` removal, clear).
- * Pure model: the file layer turns results into errnos and error_log entries.
+ * The dynamic-event list and its control files (trace_dynevent.c): every
+ * dynamic event in definition order — each one object, a probe's
+ * (TraceKprobe, TraceFprobe, TraceEprobe, TraceUprobe) or a SynthEvent — the
+ * commands the control files accept (create, `-:` / `!` removal, clear) and
+ * the events they own by name. Without a runtime it is the parser's model
+ * alone (no hooks, no event types), as the parser tests use it.
  */
 import type { ErrnoName } from '../../kernel/errno.js';
-import { eprobeOps } from './eprobe.js';
-import { fprobeOps } from './fprobe.js';
-import { kprobeOps } from './kprobe.js';
-import { argvSplit } from './kstr.js';
-import type { KRet } from './parse_context.js';
-import type { EventView, ProbeEnv } from './probe_env.js';
-import type { ErrorLogEntry } from './probe_log.js';
-import { createOrDeleteSynthEvent, synthOps, type SynthEvent } from './synth.js';
-import type { ProbeEvent, TraceProbe } from './trace_probe.js';
-import { uprobeOps } from './uprobe.js';
+import type { Kernel } from '../../kernel/kernel.js';
+import type { TraceEvents } from '../events/trace_events.js';
+import { argvSplit } from '../probe/kstr.js';
+import type { KRet } from '../probe/parse_context.js';
+import type { EventView, ProbeEnv } from '../probe/probe_env.js';
+import type { ErrorLogEntry } from '../probe/probe_log.js';
+import { TraceProbeEvent } from '../probe/trace_probe.js';
+import { createTraceEprobe } from './trace_eprobe_parse.js';
+import type { SynthEvent } from './trace_events_synth.js';
+import { createOrDeleteSynthEvent, createSynthDynEvent } from './trace_events_synth_parse.js';
+import type { TprobeStubCalls } from './trace_fprobe.js';
+import { createTraceFprobe } from './trace_fprobe_parse.js';
+import { createTraceKprobe } from './trace_kprobe_parse.js';
+import type { UprobeExecs } from './trace_uprobe.js';
+import { createTraceUprobe } from './trace_uprobe_parse.js';
 
 export type DynEventType = 'eprobe' | 'synth' | 'kprobe' | 'fprobe' | 'uprobe';
+export type ProbeType = Exclude<DynEventType, 'synth'>;
 
-/** One entry of dynamic_events: a probe point, or a synthetic event. */
-export type DynEvent =
-  | { readonly ops: DynEventOps; readonly probe: TraceProbe; readonly synth?: undefined }
-  | { readonly ops: DynEventOps; readonly synth: SynthEvent; readonly probe?: undefined };
-
-/** struct dyn_event_operations. */
-export interface DynEventOps {
+/** One entry of dynamic_events (struct dyn_event with its dyn_event_operations). */
+export interface DynEvent {
   readonly type: DynEventType;
-  /** Parse and register one command; ECANCELED: not this type's syntax. */
-  create(raw: string, reg: DynEventRegistry, sink: ErrorLogEntry[]): KRet | 'ECANCELED';
   /** The dynamic_events line (without newline). */
-  show(ev: DynEvent, reg: DynEventRegistry): string;
-  /** Refuses release_all (enabled / referenced). */
-  isBusy(ev: DynEvent): boolean;
-  /** Unregister and forget. */
-  free(ev: DynEvent, reg: DynEventRegistry): KRet;
+  show(): string;
   /** Does a `-:[system/]event [args...]` command name this event. */
-  match(system: string | undefined, event: string, argv: readonly string[], ev: DynEvent, reg: DynEventRegistry): boolean;
+  match(system: string | undefined, event: string, argv: readonly string[]): boolean;
+  /** Refuses release_all (enabled / referenced). */
+  isBusy(): boolean;
+  /** Unregister and forget. */
+  free(): KRet;
 }
 
 /** A trace event owned by the registry: a probe event or a synthetic event. */
-export type DynTraceEvent = ProbeEvent | SynthEvent;
+export type DynTraceEvent = TraceProbeEvent | SynthEvent;
 
-/** What the events layer is told, so event directories follow the registry. */
-export interface DynEventListener {
-  eventAdded?(ev: DynTraceEvent): void;
-  eventRemoved?(ev: DynTraceEvent): void;
-  /** A probe point (or synthetic event) joined dyn_event_list: registered, as the kernel registers it at definition. */
-  probeAdded?(ev: DynEvent): void;
-  /** It left the list (unregistered and freed). */
-  probeRemoved?(ev: DynEvent): void;
+/**
+ * What the registry's events reach once live (dyn_events.ts): the kernel
+ * their hooks go into and the events layer their event types join.
+ */
+export interface DynEventRuntime {
+  readonly kernel: Kernel;
+  readonly events: TraceEvents;
+  /** The exec watch uprobes share. */
+  readonly uprobes: UprobeExecs;
+  /** The tracepoints calling probe stubs now (tracepoint probes record in their context). */
+  readonly stubCalls: TprobeStubCalls;
+  /** A new event of the registry: its id and directories (trace_add_event_call). */
+  eventAdded(ev: DynTraceEvent): void;
+  eventRemoved(ev: DynTraceEvent): void;
   /** Held by something the registry does not count (an open file of the event, a trigger): removal is EBUSY. */
-  busy?(ev: DynTraceEvent): boolean;
+  busy(ev: DynTraceEvent): boolean;
 }
+
+/** dyn_event_operations.create: parse and register one command; ECANCELED: not this type's syntax. */
+type CreateCommand = (raw: string, reg: DynEventRegistry, sink: ErrorLogEntry[]) => KRet | 'ECANCELED';
 
 /** The control files that take dynamic-event commands. */
 export type DynEventFile = 'dynamic_events' | 'kprobe_events' | 'uprobe_events' | 'synthetic_events';
@@ -108,7 +118,8 @@ export function* runCommands(text: string): Generator<string | { errno: ErrnoNam
   }
 }
 
-const OPS_ORDER: readonly DynEventOps[] = [eprobeOps, synthOps, kprobeOps, fprobeOps, uprobeOps];
+/** The types dynamic_events tries a command on, in order. */
+const CREATE_ORDER: readonly CreateCommand[] = [createTraceEprobe, createSynthDynEvent, createTraceKprobe, createTraceFprobe, createTraceUprobe];
 
 const FILE_TYPE: Record<DynEventFile, DynEventType | undefined> = {
   dynamic_events: undefined,
@@ -127,14 +138,17 @@ export class DynEventRegistry {
 
   constructor(
     readonly env: ProbeEnv,
-    readonly listener: DynEventListener = {},
+    /** The live side; none for the parser's model alone. */
+    readonly runtime?: DynEventRuntime,
     opts: { pointerHashKey?: bigint } = {},
   ) {
     this.hashKey = opts.pointerHashKey ?? 0x9e3779b97f4a7c15n;
   }
 
-  opsOf(type: DynEventType): DynEventOps {
-    return OPS_ORDER.find((o) => o.type === type)!;
+  /** The live side, for what only live events do (fire, print, arm). */
+  live(): DynEventRuntime {
+    if (!this.runtime) throw new Error('dynamic events without a runtime cannot go live');
+    return this.runtime;
   }
 
   // ---- the control files -------------------------------------------------
@@ -170,8 +184,8 @@ export class DynEventRegistry {
       case 'dynamic_events': {
         if (raw[0] === '-' || raw[0] === '!') return this.release(raw, undefined);
         let ret: KRet | 'ECANCELED' = 'ENODEV';
-        for (const ops of OPS_ORDER) {
-          ret = ops.create(raw, this, log);
+        for (const create of CREATE_ORDER) {
+          ret = create(raw, this, log);
           if (ret !== 'ECANCELED') break;
         }
         if (ret === 'ECANCELED') {
@@ -180,11 +194,14 @@ export class DynEventRegistry {
         }
         return ret;
       }
-      case 'kprobe_events':
+      case 'kprobe_events': {
+        if (raw[0] === '-') return this.release(raw, 'kprobe');
+        const ret = createTraceKprobe(raw, this, log);
+        return ret === 'ECANCELED' ? 'EINVAL' : ret;
+      }
       case 'uprobe_events': {
-        const ops = this.opsOf(FILE_TYPE[file]!);
-        if (raw[0] === '-') return this.release(raw, ops);
-        const ret = ops.create(raw, this, log);
+        if (raw[0] === '-') return this.release(raw, 'uprobe');
+        const ret = createTraceUprobe(raw, this, log);
         return ret === 'ECANCELED' ? 'EINVAL' : ret;
       }
       case 'synthetic_events':
@@ -193,7 +210,7 @@ export class DynEventRegistry {
   }
 
   /** dyn_event_release(): `-:[system/]event [args]` (or `!…:event` on dynamic_events). */
-  release(raw: string, type: DynEventOps | undefined): KRet {
+  release(raw: string, type: DynEventType | undefined): KRet {
     const argv = argvSplit(raw);
     if (!argv.length) return 'EINVAL';
     let event: string;
@@ -215,9 +232,9 @@ export class DynEventRegistry {
     this.releaseRan = true;
     let ret: KRet = 'ENOENT';
     for (const ev of [...this.list]) {
-      if (type && type !== ev.ops) continue;
-      if (!ev.ops.match(system, event, argv.slice(1), ev, this)) continue;
-      ret = ev.ops.free(ev, this);
+      if (type && type !== ev.type) continue;
+      if (!ev.match(system, event, argv.slice(1))) continue;
+      ret = ev.free();
       if (ret) break;
     }
     return ret;
@@ -226,10 +243,10 @@ export class DynEventRegistry {
   /** Opening a control file with O_TRUNC: dyn_events_release_all() for its type (all for dynamic_events). */
   truncate(file: DynEventFile): 0 | ErrnoName {
     const t = FILE_TYPE[file];
-    const mine = this.list.filter((ev) => !t || ev.ops.type === t);
-    if (mine.some((ev) => ev.ops.isBusy(ev))) return 'EBUSY';
+    const mine = this.list.filter((ev) => !t || ev.type === t);
+    if (mine.some((ev) => ev.isBusy())) return 'EBUSY';
     for (const ev of mine) {
-      const ret = ev.ops.free(ev, this);
+      const ret = ev.free();
       if (ret) return ret;
     }
     return 0;
@@ -240,18 +257,24 @@ export class DynEventRegistry {
     const t = FILE_TYPE[file];
     let out = '';
     for (const ev of this.list) {
-      if (t && ev.ops.type !== t) continue;
-      const line = ev.ops.show(ev, this);
+      if (t && ev.type !== t) continue;
+      const line = ev.show();
       out += file === 'synthetic_events' ? line.replace(/^s:[^/]*\//, '') + '\n' : line + '\n';
     }
     return out;
   }
 
-  // ---- used by the probe types -------------------------------------------
+  // ---- used by the dynamic events ----------------------------------------
 
   /** An event owned by the registry. */
   event(system: string, name: string): DynTraceEvent | undefined {
     return this.events.get(`${system}/${name}`);
+  }
+
+  /** The probe event of that name whose probes are of `type` (find_trace_kprobe() and its kin). */
+  probeEvent(type: ProbeType, system: string, name: string): TraceProbeEvent | undefined {
+    const ev = this.events.get(`${system}/${name}`);
+    return ev instanceof TraceProbeEvent && ev.primary.type === type ? ev : undefined;
   }
 
   /** find_trace_event_call(): any event of that name, dynamic or not. */
@@ -270,36 +293,30 @@ export class DynEventRegistry {
   registerEvent(ev: DynTraceEvent): 0 | 'EEXIST' {
     if (this.eventExists(ev.system, ev.name)) return 'EEXIST';
     this.events.set(`${ev.system}/${ev.name}`, ev);
-    this.listener.eventAdded?.(ev);
+    this.runtime?.eventAdded(ev);
     return 0;
   }
 
   unregisterEvent(ev: DynTraceEvent): void {
     if (this.events.get(`${ev.system}/${ev.name}`) !== ev) return;
     this.events.delete(`${ev.system}/${ev.name}`);
-    this.listener.eventRemoved?.(ev);
+    this.runtime?.eventRemoved(ev);
   }
 
+  /** dyn_event_add(). */
   add(ev: DynEvent): void {
     this.list.push(ev);
-    this.listener.probeAdded?.(ev);
   }
 
+  /** dyn_event_remove(). */
   remove(ev: DynEvent): void {
     const i = this.list.indexOf(ev);
-    if (i < 0) return;
-    this.list.splice(i, 1);
-    this.listener.probeRemoved?.(ev);
+    if (i >= 0) this.list.splice(i, 1);
   }
 
   /** The event may not go: enabled, referenced (eprobes, hist triggers), or held by the events layer. */
   isBusy(ev: DynTraceEvent): boolean {
-    return ev.enabled || ev.refs > 0 || this.listener.busy?.(ev) === true;
-  }
-
-  /** All probe points of one type. */
-  probes(type: DynEventType): TraceProbe[] {
-    return this.list.filter((ev) => ev.ops.type === type && ev.probe).map((ev) => ev.probe!);
+    return ev.enabled || ev.refs > 0 || this.runtime?.busy(ev) === true;
   }
 
   /** `%p` of a kernel pointer: a stable 32-bit hash shown as 16 hex digits, as hashed pointers print. */

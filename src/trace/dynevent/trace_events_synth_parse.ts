@@ -1,21 +1,16 @@
 /**
- * Synthetic events (trace_events_synth.c): `s:[synthetic/]NAME FIELD[;FIELD]...`
+ * Parsing synthetic events (trace_events_synth.c): `s:[synthetic/]NAME FIELD[;FIELD]...`
  * through dynamic_events, `NAME FIELD[;FIELD]...` / `!NAME` through
- * synthetic_events; the field types, record layout, format and listing.
+ * synthetic_events: the field types and their sizes, into a SynthEvent
+ * (trace_events_synth.ts) that then registers.
  */
-import type { EventField } from '../event_type.js';
-import { TRACE_ENTRY_SIZE } from '../event_type.js';
-import type { DynEvent, DynEventOps, DynEventRegistry } from './dynevent.js';
-import { argvSplit, isGoodName, kstrtouint, skipSpaces, strpbrk } from './kstr.js';
-import type { KRet } from './parse_context.js';
-import type { EventView } from './probe_env.js';
-import type { ErrorLogEntry } from './probe_log.js';
-import { arrayWithoutLength } from './trace_probe.js';
+import { argvSplit, isGoodName, kstrtouint, skipSpaces, strpbrk } from '../probe/kstr.js';
+import type { KRet } from '../probe/parse_context.js';
+import type { ErrorLogEntry } from '../probe/probe_log.js';
+import type { DynEventRegistry } from './trace_dynevent.js';
+import { STR_VAR_LEN_MAX, SYNTH_SYSTEM, SynthEvent, type SynthField } from './trace_events_synth.js';
 
-export const SYNTH_SYSTEM = 'synthetic';
 const SYNTH_FIELDS_MAX = 64;
-/** MAX_FILTER_STR_VAL: bytes a fixed-size string field takes in a record. */
-export const STR_VAR_LEN_MAX = 256;
 
 const SYNTH_ERR = {
   BAD_NAME: 'Illegal name',
@@ -29,29 +24,6 @@ const SYNTH_ERR = {
   INVALID_ARRAY_SPEC: 'Invalid array specification',
 } as const;
 type SynthErr = keyof typeof SYNTH_ERR;
-
-export interface SynthField {
-  /** Type as the format file shows it (`u64`, `char[16]`, `__data_loc char[]`). */
-  type: string;
-  name: string;
-  size: number;
-  signed: boolean;
-  string: boolean;
-  stack: boolean;
-  dynamic: boolean;
-}
-
-/** printf format of a field in the print fmt (synth_field_fmt). */
-function fieldFmt(type: string): string {
-  const t: Record<string, string> = {
-    s64: '%lld', u64: '%llu', s32: '%d', u32: '%u', s16: '%d', u16: '%u', s8: '%d', u8: '%u', char: '%d',
-    'unsigned char': '%u', int: '%d', 'unsigned int': '%u', long: '%ld', 'unsigned long': '%lu', bool: '%d',
-    pid_t: '%d', gfp_t: '%x',
-  };
-  if (Object.hasOwn(t, type)) return t[type];
-  if (type.includes('char[') || type.includes('long[')) return '%s';
-  return '%llu';
-}
 
 const BASIC_SIZES: Record<string, number> = {
   s64: 8, u64: 8, s32: 4, u32: 4, s16: 2, u16: 2, s8: 1, u8: 1, char: 1, 'unsigned char': 1,
@@ -79,50 +51,6 @@ function fieldSize(type: string): number | 'EINVAL' | 'ERANGE' {
   if (Object.hasOwn(BASIC_SIZES, type)) return BASIC_SIZES[type];
   if (type.includes('char[')) return stringSize(type);
   return 0;
-}
-
-export class SynthEvent {
-  readonly system = SYNTH_SYSTEM;
-  /** Set by the events layer when enabled in an instance. */
-  enabled = false;
-  /** References from hist triggers and open files (synth_event->ref, dyn refcount). */
-  refs = 0;
-  constructor(
-    readonly name: string,
-    readonly fields: readonly SynthField[],
-    /** Between `name=fmt` pairs of the print fmt: 6.12 had `, `. */
-    private readonly fmtSeparator = ' ',
-  ) {}
-
-  /** Record layout (synth_event_define_fields): 8-byte slots, fixed strings take STR_VAR_LEN_MAX. */
-  formatFields(): EventField[] {
-    let offset = TRACE_ENTRY_SIZE;
-    return this.fields.map((f) => {
-      const field: EventField = { type: arrayWithoutLength(f.type), name: f.name, offset, size: f.size, signed: f.signed };
-      offset += f.string && !f.dynamic ? STR_VAR_LEN_MAX : 8;
-      return field;
-    });
-  }
-
-  printFmt(): string {
-    const parts = this.fields.map((f) => `${f.name}=${fieldFmt(f.type)}`);
-    let s = `"${parts.join(this.fmtSeparator)}"`;
-    for (const f of this.fields) {
-      if (f.string && f.dynamic) s += `, __get_str(${f.name})`;
-      else if (f.stack) s += `, __get_stacktrace(${f.name})`;
-      else s += `, REC->${f.name}`;
-    }
-    return s;
-  }
-
-  view(): EventView {
-    return { system: this.system, name: this.name, fields: this.formatFields(), kind: 'synthetic' };
-  }
-
-  /** __synth_event_show(): `name\ttype name; type name`. */
-  describe(): string {
-    return `${this.name}\t${this.fields.map((f) => `${f.type.replace(/^__data_loc /, '')} ${f.name}`).join('; ')}`;
-  }
 }
 
 /** The synthetic parser's error context: the last command, errors placed by strstr(). */
@@ -229,15 +157,16 @@ function createSynthEvent(name: string, rawFields: string, reg: DynEventRegistry
     log.err('INVALID_CMD', 0);
     return 'EINVAL';
   }
-  const ev = new SynthEvent(name, fields, reg.env.series === '6.12' ? ', ' : ' ');
+  const ev = new SynthEvent(reg, name, fields, reg.env.series === '6.12' ? ', ' : ' ');
   const ret = reg.registerEvent(ev);
   if (ret) return ret;
-  reg.add({ ops: synthOps, synth: ev });
+  reg.add(ev);
   return 0;
 }
 
-function findSynthEvent(reg: DynEventRegistry, name: string): DynEvent | undefined {
-  return reg.list.find((ev) => ev.synth?.name === name);
+function findSynthEvent(reg: DynEventRegistry, name: string): SynthEvent | undefined {
+  for (const ev of reg.list) if (ev instanceof SynthEvent && ev.name === name) return ev;
+  return undefined;
 }
 
 /** check_command(): the part before the first `;` needs 3 words, unless it is a `!` removal. */
@@ -248,7 +177,7 @@ function checkCommand(raw: string): boolean {
 }
 
 /** create_synth_event(): the `s:` command of dynamic_events. */
-function createSynthDynEvent(raw: string, reg: DynEventRegistry, sink: ErrorLogEntry[]): KRet | 'ECANCELED' {
+export function createSynthDynEvent(raw: string, reg: DynEventRegistry, sink: ErrorLogEntry[]): KRet | 'ECANCELED' {
   raw = skipSpaces(raw);
   if (raw === '') return 0;
   const log = new SynthLog(raw, sink);
@@ -291,24 +220,7 @@ export function createOrDeleteSynthEvent(raw: string, reg: DynEventRegistry, sin
   const name = sp < 0 ? raw : raw.slice(0, sp);
   if (name[0] === '!') {
     const ev = findSynthEvent(reg, name.slice(1));
-    return ev ? releaseSynth(ev, reg) : 'ENOENT';
+    return ev ? ev.free() : 'ENOENT';
   }
   return createSynthEvent(name, skipSpaces(raw.slice(sp)), reg, log);
 }
-
-function releaseSynth(ev: DynEvent, reg: DynEventRegistry): KRet {
-  const se = ev.synth!;
-  if (reg.isBusy(se)) return 'EBUSY';
-  reg.unregisterEvent(se);
-  reg.remove(ev);
-  return 0;
-}
-
-export const synthOps: DynEventOps = {
-  type: 'synth',
-  create: createSynthDynEvent,
-  show: (ev) => `s:${SYNTH_SYSTEM}/${ev.synth!.describe()}`,
-  isBusy: (ev) => ev.synth!.refs > 0,
-  free: releaseSynth,
-  match: (system, event, _argv, ev) => ev.synth!.name === event && (system === undefined || system === SYNTH_SYSTEM),
-};
