@@ -4,13 +4,12 @@
  * (trace_kprobe.ts) that then registers.
  */
 import { parseEventName } from '../probe/event_name.js';
-import { argvSplit, isdigit, kstrtol, kstrtoul, kstrtouint, sanitizeEventName, truncate } from '../probe/kstr.js';
+import { argvSplit, isdigit, kstrtol, kstrtoul, sanitizeEventName, truncate } from '../probe/kstr.js';
 import { kprobeOnFuncEntry } from '../probe/kprobe_model.js';
-import { dentryOffsets, expandDentryArgs, expandMetaArgs } from '../probe/meta_args.js';
-import { MAX_EVENT_NAME_LEN, MAX_TRACE_ARGS, newContext, ProbeArgs, TPARG, type KRet, type ParseContext } from '../probe/parse_context.js';
-import { parseProbeArgument } from '../probe/probe_arg.js';
+import { parseFunctionProbeArgs } from '../probe/meta_args.js';
+import { MAX_EVENT_NAME_LEN, newContext, TPARG, type KRet, type ParseContext } from '../probe/parse_context.js';
 import { ProbeLog, type ErrorLogEntry } from '../probe/probe_log.js';
-import { logRegisterError, registerOrAppend, TraceProbe } from '../probe/trace_probe.js';
+import { logRegisterError, parseMaxactive, registerOrAppend, TraceProbe } from '../probe/trace_probe.js';
 import type { DynEventRegistry } from './trace_dynevent.js';
 import { TraceKprobe } from './trace_kprobe.js';
 
@@ -79,21 +78,9 @@ function createInternal(argv: string[], ctx: ParseContext, reg: DynEventRegistry
       log.err(1, 'BAD_MAXACT_TYPE');
       return 'EINVAL';
     }
-    const len = colon >= 0 ? colon - 1 : argv[0].length - 1;
-    if (len > MAX_EVENT_NAME_LEN - 1) {
-      log.err(1, 'BAD_MAXACT');
-      return 'EINVAL';
-    }
-    const r = kstrtouint(argv[0].slice(1, 1 + len));
-    if (!r.ok || r.value === 0n) {
-      log.err(1, 'BAD_MAXACT');
-      return 'EINVAL';
-    }
-    if (r.value > BigInt(KRETPROBE_MAXACTIVE_MAX)) {
-      log.err(1, 'MAXACT_TOO_BIG');
-      return 'EINVAL';
-    }
-    maxactive = Number(r.value);
+    const m = parseMaxactive(argv[0], colon, KRETPROBE_MAXACTIVE_MAX, log);
+    if (m === 'EINVAL') return m;
+    maxactive = m;
   }
 
   // an address, else a symbol
@@ -156,25 +143,8 @@ function createInternal(argv: string[], ctx: ParseContext, reg: DynEventRegistry
   }
 
   ctx.funcname = symbol;
-  let args = argv.slice(2);
-  const expanded = expandMetaArgs(args, ctx);
-  if (typeof expanded === 'string') return expanded;
-  if (expanded) args = expanded;
-  if (args.length > MAX_TRACE_ARGS) {
-    log.setIndex(2);
-    if (env.series !== '6.12') log.err(0, 'TOO_MANY_ARGS');
-    return 'E2BIG';
-  }
-  const d = expandDentryArgs(args, dentryOffsets(env));
-  if (d) return d;
-
-  const pa = new ProbeArgs(args.length);
-  for (let i = 0; i < args.length; i++) {
-    log.setIndex(i + 2);
-    ctx.offset = 0;
-    const ret = parseProbeArgument(pa, i, args[i], ctx);
-    if (ret) return ret;
-  }
+  const pa = parseFunctionProbeArgs(argv, ctx);
+  if (typeof pa === 'string') return pa;
 
   const tk = new TraceKprobe(reg, new TraceProbe(group, event, isReturn, pa), { symbol, offset: Number(offset), addr, maxactive });
   const ret = registerOrAppend(tk, reg, log);

@@ -1,9 +1,11 @@
 /**
  * Argument rewriting before the arguments are parsed: `$arg*` / `$argN` into
  * BTF parameter names (traceprobe_expand_meta_args) and `:%pd` / `:%pD` into
- * dentry-name dereferences (traceprobe_expand_dentry_args).
+ * dentry-name dereferences (traceprobe_expand_dentry_args); and the argument
+ * parsing of the function probes (kprobes, fprobes) that does both first.
  */
 import { resolveType, type CType } from '../../kernel/ctypes.js';
+import type { ErrnoName } from '../../kernel/errno.js';
 import { queryBtfContext } from './btf_arg.js';
 import { globMatch, isdigit, simpleStrtoul } from './kstr.js';
 import {
@@ -11,9 +13,12 @@ import {
   isFunctionReturn,
   MAX_BTF_ARGS_LEN,
   MAX_DENTRY_ARGS_LEN,
+  MAX_TRACE_ARGS,
+  ProbeArgs,
   type KRet,
   type ParseContext,
 } from './parse_context.js';
+import { parseProbeArgument } from './probe_arg.js';
 import type { ProbeEnv } from './probe_env.js';
 
 /** argv_has_var_arg(): 1 if any `$arg…`, with the index of `$arg*` (or -1). */
@@ -50,7 +55,7 @@ function argvHasVarArg(argv: readonly string[], ctx: ParseContext): { found: boo
  * `$argN[:type]` the N-th name; undefined when nothing changes. All the
  * names share one MAX_BTF_ARGS_LEN buffer.
  */
-export function expandMetaArgs(argv: readonly string[], ctx: ParseContext): string[] | undefined | KRet {
+function expandMetaArgs(argv: readonly string[], ctx: ParseContext): string[] | undefined | KRet {
   const has = argvHasVarArg(argv, ctx);
   if (typeof has !== 'object') return has;
   if (!has.found) return undefined;
@@ -113,7 +118,7 @@ export function expandMetaArgs(argv: readonly string[], ctx: ParseContext): stri
 }
 
 /** Byte offsets %pd / %pD dereference: dentry->d_name.name and file->f_path.dentry. */
-export interface DentryOffsets {
+interface DentryOffsets {
   dName: number;
   fPathDentry: number;
 }
@@ -135,7 +140,7 @@ function memberByteOffset(t: CType | undefined, path: string[]): number | undefi
 }
 
 /** offsetof(struct dentry, d_name.name) and offsetof(struct file, f_path.dentry), from BTF if possible. */
-export function dentryOffsets(env: ProbeEnv): DentryOffsets {
+function dentryOffsets(env: ProbeEnv): DentryOffsets {
   const db = env.btf;
   const dName = memberByteOffset(db?.struct('dentry'), ['d_name', 'name']);
   const fPathDentry = memberByteOffset(db?.struct('file'), ['f_path', 'dentry']);
@@ -146,7 +151,7 @@ export function dentryOffsets(env: ProbeEnv): DentryOffsets {
 }
 
 /** traceprobe_expand_dentry_args(): `[name=]expr:%pd` → `[name=]+0x0(+0x28(expr)):string`. */
-export function expandDentryArgs(argv: string[], offs: DentryOffsets): KRet {
+function expandDentryArgs(argv: string[], offs: DentryOffsets): KRet {
   let used = 0;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -163,4 +168,31 @@ export function expandDentryArgs(argv: string[], offs: DentryOffsets): KRet {
     used += s.length + 1;
   }
   return 0;
+}
+
+/**
+ * The arguments of a kprobe or fprobe (argv from index 2): `$arg*` and `%pd`
+ * expanded, at most MAX_TRACE_ARGS of them (E2BIG), then each parsed.
+ */
+export function parseFunctionProbeArgs(argv: readonly string[], ctx: ParseContext): ProbeArgs | ErrnoName {
+  const { log, env } = ctx;
+  let args = argv.slice(2);
+  const expanded = expandMetaArgs(args, ctx);
+  if (typeof expanded === 'string') return expanded;
+  if (expanded) args = expanded;
+  if (args.length > MAX_TRACE_ARGS) {
+    log.setIndex(2);
+    if (env.series !== '6.12') log.err(0, 'TOO_MANY_ARGS');
+    return 'E2BIG';
+  }
+  const d = expandDentryArgs(args, dentryOffsets(env));
+  if (d) return d;
+  const pa = new ProbeArgs(args.length);
+  for (let i = 0; i < args.length; i++) {
+    log.setIndex(i + 2);
+    ctx.offset = 0;
+    const ret = parseProbeArgument(pa, i, args[i], ctx);
+    if (ret) return ret;
+  }
+  return pa;
 }

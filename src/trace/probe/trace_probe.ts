@@ -12,7 +12,8 @@ import type { DynEvent, DynEventRegistry, ProbeType } from '../dynevent/trace_dy
 import { TRACE_ENTRY_SIZE, type EventField, type OutputContext, type TraceEventType, type TraceRecord } from '../event_type.js';
 import type { EventFile } from '../events/event_file.js';
 import { printIpSym } from '../ksym.js';
-import type { KRet, ProbeArg, ProbeArgs } from './parse_context.js';
+import { kstrtouint } from './kstr.js';
+import { MAX_EVENT_NAME_LEN, type KRet, type ProbeArg, type ProbeArgs } from './parse_context.js';
 import type { EventView } from './probe_env.js';
 import type { ProbeLog } from './probe_log.js';
 import { printProbeArgs } from './probe_print.js';
@@ -332,6 +333,25 @@ export function registerOrAppend(p: AppendableProbe, reg: DynEventRegistry, log:
   }
   reg.add(p);
   return 0;
+}
+
+/** The MAXACTIVE of `r<N>[:…]` (kretprobes; 6.12's `f<N>` too): a number from 1 to `max`. */
+export function parseMaxactive(word: string, colon: number, max: number, log: ProbeLog): number | 'EINVAL' {
+  const len = colon >= 0 ? colon - 1 : word.length - 1;
+  if (len > MAX_EVENT_NAME_LEN - 1) {
+    log.err(1, 'BAD_MAXACT');
+    return 'EINVAL';
+  }
+  const r = kstrtouint(word.slice(1, 1 + len));
+  if (!r.ok || r.value === 0n) {
+    log.err(1, 'BAD_MAXACT');
+    return 'EINVAL';
+  }
+  if (r.value > BigInt(max)) {
+    log.err(1, 'MAXACT_TOO_BIG');
+    return 'EINVAL';
+  }
+  return Number(r.value);
 }
 
 /** The error_log entry of a failed probe registration (kprobes and fprobes), at the probe's place. */
