@@ -58,17 +58,8 @@ export function createTraceKprobe(raw: string, reg: DynEventRegistry, sink: Erro
 
 function createInternal(argv: string[], ctx: ParseContext, reg: DynEventRegistry): KRet | 'ECANCELED' {
   const { log, env } = ctx;
-  let isReturn: boolean;
-  switch (argv[0][0]) {
-    case 'r':
-      isReturn = true;
-      break;
-    case 'p':
-      isReturn = false;
-      break;
-    default:
-      return 'ECANCELED';
-  }
+  if (argv[0][0] !== 'p' && argv[0][0] !== 'r') return 'ECANCELED';
+  let isReturn = argv[0][0] === 'r';
   if (argv.length < 2) return 'ECANCELED';
   const colon = argv[0].indexOf(':', 1);
   let event: string | undefined = colon >= 0 ? argv[0].slice(colon + 1) : undefined;

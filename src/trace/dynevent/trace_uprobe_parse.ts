@@ -16,17 +16,8 @@ const UPROBE_EVENT_SYSTEM = 'uprobes';
 export function createTraceUprobe(raw: string, reg: DynEventRegistry, sink: ErrorLogEntry[]): KRet | 'ECANCELED' {
   const argv = argvSplit(raw);
   if (!argv.length) return 0;
-  let isReturn: boolean;
-  switch (argv[0][0]) {
-    case 'r':
-      isReturn = true;
-      break;
-    case 'p':
-      isReturn = false;
-      break;
-    default:
-      return 'ECANCELED';
-  }
+  if (argv[0][0] !== 'p' && argv[0][0] !== 'r') return 'ECANCELED';
+  let isReturn = argv[0][0] === 'r';
   if (argv.length < 2) return 'ECANCELED';
   const { env } = reg;
   const log = new ProbeLog('trace_uprobe', argv, sink);
