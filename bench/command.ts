@@ -6,7 +6,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Argv, CommandModule } from 'yargs';
-import type { Series } from '../src/kernel/series.js';
+import { profileOf, SERIES, type Series } from '../src/kernel/series.js';
 import { MEMORY_DEFAULTS, runFootprint, runMisses, type FootprintResult, type MissResult, type ProbeKind } from './memory.js';
 import { fmt, now, table } from './table.js';
 import { runTracefsBench, type TracefsBenchResult } from './tracefs.js';
@@ -23,7 +23,9 @@ interface BenchArgs {
   tracefsEvents: number;
 }
 
-const SERIES: Series[] = ['7.2', '6.12'];
+/** The trigger benchmark's comparison: the first series on each fprobe backend. */
+const FGRAPH = SERIES.find((s) => profileOf(s).fprobeBackend === 'fgraph')!;
+const RETHOOK = SERIES.find((s) => profileOf(s).fprobeBackend === 'rethook')!;
 /** Published kretprobe-multi gains of fprobe on fgraph over rethook (fgraph-fprobe-facts.md §5). */
 const PUBLISHED = { low: 18, high: 35 };
 
@@ -46,16 +48,16 @@ function trigger(a: BenchArgs): { results: TriggerResult[]; text: string } {
       const x = get(s, v);
       row.push(fmt(x.mhits, 3), `${fmt((x.mhits / get(s, 'base').mhits) * 100, 1)}%`);
     }
-    row.push(`${fmt((get('7.2', v).mhits / get('6.12', v).mhits - 1) * 100, 1)}%`);
+    row.push(`${fmt((get(FGRAPH, v).mhits / get(RETHOOK, v).mhits - 1) * 100, 1)}%`);
     return row;
   });
-  const head = ['variant', '7.2 M/s', '7.2 vs base', '6.12 M/s', '6.12 vs base', '7.2 vs 6.12'];
-  const km = (get('7.2', 'kretprobe-multi').mhits / get('6.12', 'kretprobe-multi').mhits - 1) * 100;
-  const all = get('7.2', 'kprobe-multi-all').allFunctions;
+  const head = ['variant', ...SERIES.flatMap((s) => [`${s} M/s`, `${s} vs base`]), `${FGRAPH} vs ${RETHOOK}`];
+  const km = (get(FGRAPH, 'kretprobe-multi').mhits / get(RETHOOK, 'kretprobe-multi').mhits - 1) * 100;
+  const all = get(FGRAPH, 'kprobe-multi-all').allFunctions;
   const text = [
-    `trigger: M hits per CPU-second (best of ${a.rounds}, ${a.warmup} ms warm-up, ${a.duration} ms measured, 100 calls per iteration; -all: '${a.glob}' = ${all} functions on 7.2)`,
+    `trigger: M hits per CPU-second (best of ${a.rounds}, ${a.warmup} ms warm-up, ${a.duration} ms measured, 100 calls per iteration; -all: '${a.glob}' = ${all} functions on ${FGRAPH})`,
     table(head, rows),
-    `kretprobe-multi, fgraph (7.2) vs rethook (6.12): ${km >= 0 ? '+' : ''}${fmt(km, 1)}%; published on real kernels: +${PUBLISHED.low}…+${PUBLISHED.high}%`,
+    `kretprobe-multi, fgraph (${FGRAPH}) vs rethook (${RETHOOK}): ${km >= 0 ? '+' : ''}${fmt(km, 1)}%; published on real kernels: +${PUBLISHED.low}…+${PUBLISHED.high}%`,
   ].join('\n');
   return { results: [...best.values()], text };
 }

@@ -59,8 +59,8 @@ function newTask(kernel: Kernel, pid: number): Task {
   return t;
 }
 
-function backendOf(series: Series, kind: ProbeKind): string {
-  return kind === 'kretprobe' || series === '6.12' ? 'rethook' : 'fgraph';
+function backendOf(kernel: Kernel, kind: ProbeKind): string {
+  return kind === 'kretprobe' ? 'rethook' : kernel.profile.fprobeBackend;
 }
 
 /** Registers `n` return probes of a kind on n distinct functions; returns the handler hit counter. */
@@ -107,7 +107,7 @@ export function runFootprint(series: Series, kind: ProbeKind, o: MemoryOptions):
   return {
     series,
     kind,
-    backend: backendOf(series, kind),
+    backend: backendOf(kernel, kind),
     shadowStackBytes: s.fgraph.bytesAllocated,
     rethookBytes: s.rethook.bytes,
     rethookNodes: s.rethook.allocated,
@@ -144,5 +144,5 @@ export async function runMisses(series: Series, kind: ProbeKind, scenario: 'recu
     await Promise.all(running);
   }
   if (exec.corruptions) throw new Error(`memory bench: ${exec.corruptions} corrupted returns`);
-  return { series, kind, backend: backendOf(series, kind), scenario, calls, handled: probe.hits(), missed: probe.missed(), overrun };
+  return { series, kind, backend: backendOf(kernel, kind), scenario, calls, handled: probe.hits(), missed: probe.missed(), overrun };
 }

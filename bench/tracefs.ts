@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { mountTracefs } from '../src/fuse/mount.js';
 import { createEmulator } from '../src/index.js';
 import { executorOf } from '../src/ftrace/kernel_seam.js';
-import type { Series } from '../src/kernel/series.js';
+import { SERIES, type Series } from '../src/kernel/series.js';
 import { Task } from '../src/kernel/task.js';
 import { fmt, now, percentile, table } from './table.js';
 
@@ -149,7 +149,7 @@ export async function runTracefsBench(o: TracefsBenchOptions): Promise<TracefsBe
   // (a read that sleeps until a wake-up) sit on unref'd timers: keep the loop alive meanwhile.
   const keepAlive = setInterval(() => {}, 1000);
   try {
-    for (const series of ['7.2', '6.12'] as Series[]) {
+    for (const series of SERIES) {
       const r = await seriesBench(series, o);
       latency.push(...r.latency);
       throughput.push(...r.throughput);

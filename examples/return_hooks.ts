@@ -5,9 +5,21 @@
  * tracefs. Run: node dist/examples/return_hooks.js [7.2|6.12]
  */
 import { fileURLToPath } from 'node:url';
-import { Fprobe, Kprobes, Kretprobe, collectHookStats, createEmulator, formatHookStats, registerFprobe, unregisterFprobe, type Series } from '../src/index.js';
+import {
+  DEFAULT_SERIES,
+  Fprobe,
+  Kprobes,
+  Kretprobe,
+  collectHookStats,
+  createEmulator,
+  formatHookStats,
+  isSeries,
+  registerFprobe,
+  unregisterFprobe,
+  type Series,
+} from '../src/index.js';
 
-export async function main(series: Series = '7.2'): Promise<string> {
+export async function main(series: Series = DEFAULT_SERIES): Promise<string> {
   const { kernel, fs } = createEmulator({ series, cpus: 4, callPaths: true });
   const out: string[] = [];
   const name = (addr: bigint) => {
@@ -60,5 +72,6 @@ export async function main(series: Series = '7.2'): Promise<string> {
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  console.log(await main(process.argv[2] === '6.12' ? '6.12' : '7.2'));
+  const arg = process.argv[2];
+  console.log(await main(arg !== undefined && isSeries(arg) ? arg : DEFAULT_SERIES));
 }

@@ -1,5 +1,6 @@
 /** `tracefs-emu selftests`: run the kernel's ftrace selftests against a fresh emulator (also `npm run selftests -- …`). */
 import type { Argv, CommandModule } from 'yargs';
+import { DEFAULT_SERIES, SERIES } from '../src/kernel/series.js';
 import { fetchSelftests } from './fetch.js';
 import { type RunResult, runSelftests } from './run.js';
 
@@ -20,21 +21,18 @@ interface SelftestsArgs {
   'init-expectations'?: string;
 }
 
-/** What CI runs: each series against its own kernel profile and expectations. */
-export const CHECK_SERIES = ['7.2', '6.12'];
-
 export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
   command: 'selftests [tests..]',
   describe: "run the kernel's ftrace selftests (ftracetest, unmodified) against a fresh emulator and compare with the expectations",
   builder: (y: Argv) =>
     y
       .positional('tests', { type: 'string', array: true, describe: 'tests or directories (relative to test.d); default all' })
-      .option('series', { type: 'string', default: '7.2', describe: 'selftests series (Debian linux-source-X.Y)' })
-      .option('kernel', { type: 'string', choices: ['7.2', '6.12'], describe: 'kernel series the emulator behaves as (default: --series)' })
+      .option('series', { type: 'string', default: DEFAULT_SERIES, describe: 'selftests series (Debian linux-source-X.Y)' })
+      .option('kernel', { type: 'string', choices: [...SERIES], describe: 'kernel series the emulator behaves as (default: --series)' })
       .option('selftests', { type: 'string', describe: 'use this ftrace selftests directory instead of fetching one' })
       .option('selftests-version', { type: 'string', describe: "pin the linux-source version (default: the expectations', else the recorded choice, else the newest)" })
       .option('refresh', { type: 'boolean', default: false, describe: 'fetch the newest linux-source of the series instead of the recorded or expected one' })
-      .option('check', { type: 'boolean', default: false, describe: `CI: every series (${CHECK_SERIES.join(', ')}) against its own kernel and expectations` })
+      .option('check', { type: 'boolean', default: false, describe: `CI: every series (${SERIES.join(', ')}) against its own kernel profile and expectations` })
       .option('results', { type: 'string', describe: 'results directory (default selftests/results/<series>)' })
       .option('mount', { type: 'string', describe: 'run against this existing tracefs-emu mount instead of a fresh daemon' })
       .option('test-timeout', { type: 'number', default: 300, describe: 'seconds one test may run before it is killed (and FAILs)' })
@@ -48,7 +46,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
       .example('$0 selftests --check', 'what CI runs') as unknown as Argv<SelftestsArgs>,
   handler: async (a) => {
     if (a['fetch-only']) {
-      for (const series of a.check ? CHECK_SERIES : [a.series]) {
+      for (const series of a.check ? SERIES : [a.series]) {
         const t0 = Date.now();
         const f = await fetchSelftests({ series, version: a['selftests-version'], refresh: a.refresh });
         console.log(`${f.dir}\t(${f.version}, from ${f.from}, ${((Date.now() - t0) / 1000).toFixed(1)} s)`);
@@ -56,7 +54,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
       return;
     }
     const runs: RunResult[] = [];
-    for (const series of a.check ? CHECK_SERIES : [a.series]) {
+    for (const series of a.check ? SERIES : [a.series]) {
       runs.push(
         await runSelftests({
           series,

@@ -37,4 +37,4 @@ export { buildDebugfs, type KprobesDebugView } from './tracefs/debugfs.js';
 export { Kprobe, Kretprobe, Kprobes, type KprobeSpec, type KretprobeInstance } from './ftrace/kprobes.js';
 export { Fprobe, registerFprobe, unregisterFprobe, enableFprobe, disableFprobe, type FprobeEntry, type FprobeExit } from './ftrace/fprobe.js';
 export { collectHookStats, formatHookStats, type HookStats } from './ftrace/hook_stats.js';
-export type { Series } from './kernel/series.js';
+export { DEFAULT_SERIES, isSeries, type Series } from './kernel/series.js';

@@ -6,7 +6,6 @@
  * traces for), or the static caller and whatever it calls.
  */
 import { sprintSymbol } from '../kernel/kallsyms.js';
-import { atLeast } from '../kernel/series.js';
 import {
   FTRACE_FL_CALL_OPS,
   FTRACE_FL_DIRECT,
@@ -105,9 +104,9 @@ export class FunctionListing {
     return ` ->${this.pSym('arch_ftrace_ops_list_func')}`;
   }
 
-  /** print_subops() (7.x): the users a manager ops traces this function for. */
+  /** print_subops(): the users a manager ops traces this function for. */
   private subops(ops: FtraceOps, id: number): string {
-    if (!atLeast(this.ftrace.kernel.series, '7.2')) return '';
+    if (!this.ftrace.kernel.profile.showsSubops) return '';
     let s = '';
     for (const sub of ops.subops) {
       if (!(sub.flags & FTRACE_OPS_FL_ENABLED) || !hashContains(sub.funcHash, id)) continue;

@@ -1,10 +1,11 @@
 /**
  * fprobe (kernel/trace/fprobe.c): entry and exit handlers on a set of
- * functions, through ftrace. Two implementations, chosen by the series:
- *  - 7.2 (`fprobe_fgraph.ts`): entry-only fprobes share one ftrace_ops,
+ * functions, through ftrace. Two implementations, chosen by the profile's
+ * fprobeBackend:
+ *  - fgraph (`fprobe_fgraph.ts`, 7.x): entry-only fprobes share one ftrace_ops,
  *    fprobes with an exit handler share one fgraph_ops and keep their
  *    per-call header and entry data on the task's shadow stack;
- *  - 6.12 (`fprobe_rethook.ts`): one ftrace_ops per fprobe, returns hooked
+ *  - rethook (`fprobe_rethook.ts`, 6.12): one ftrace_ops per fprobe, returns hooked
  *    through a rethook pool of `nrMaxactive` nodes per fprobe.
  * Handlers see the task; what an event recorded from them would show is
  * `contextOf(kernel, task)` (the preempt depth of the kernel path included).
@@ -33,7 +34,7 @@ export type FprobeExit = (fp: Fprobe, ip: bigint, retIp: bigint, regs: PtRegs, d
 /** FPROBE_FL_DISABLED / FPROBE_FL_KPROBE_SHARED. */
 export const FPROBE_FL_DISABLED = 1;
 export const FPROBE_FL_KPROBE_SHARED = 2;
-/** MAX_FPROBE_DATA_SIZE (7.x): 15 longs. */
+/** MAX_FPROBE_DATA_SIZE of the fgraph backend: 15 longs. */
 export const MAX_FPROBE_DATA_SIZE = 120;
 
 export interface FprobeOptions {
@@ -127,24 +128,25 @@ export function registeredFprobes(kernel: Kernel): ReadonlySet<Fprobe> {
 }
 
 export function fprobeBackend(kernel: Kernel): FprobeBackend {
-  return kernel.series === '6.12' ? FprobeRethook.of(kernel) : FprobeGraph.of(kernel);
+  return kernel.profile.fprobeBackend === 'rethook' ? FprobeRethook.of(kernel) : FprobeGraph.of(kernel);
 }
 
 /**
  * register_fprobe() / register_fprobe_syms(): `filter` is a string of globs
  * separated by spaces (`notFilter` likewise excludes), or a list of exact
- * function names. ENOENT (nothing matches, 7.2) / EINVAL (6.12), E2BIG (7.2:
- * entry data over 120 bytes), EEXIST (registered already), ENOSPC (no fgraph
- * slot left), EBUSY.
+ * function names. The profile's fprobeNoMatchErrno when nothing matches,
+ * E2BIG (fgraph: entry data over MAX_FPROBE_DATA_SIZE), its
+ * fprobeReregisterErrno when registered already, ENOSPC (no fgraph slot
+ * left), EBUSY.
  */
 export function registerFprobe(kernel: Kernel, fp: Fprobe, filter: string | readonly string[], notFilter?: string): void {
-  if (fp.kernel) fail(kernel.series === '6.12' ? 'EBUSY' : 'EEXIST');
+  if (fp.kernel) fail(kernel.profile.fprobeReregisterErrno);
   let fns: KernelFunction[];
   try {
     fns = typeof filter === 'string' ? functionsFromFilter(kernel, filter, notFilter) : functionsFromNames(kernel, filter);
   } catch (e) {
-    // 6.12 sets the filter through ftrace_set_filter(), which says EINVAL when nothing matches.
-    if (kernel.series === '6.12' && typeof filter === 'string' && (e as { code?: string }).code === 'ENOENT') fail('EINVAL');
+    // Nothing matches: ENOENT, or EINVAL where the filter is set through ftrace_set_filter().
+    if (typeof filter === 'string' && (e as { code?: string }).code === 'ENOENT') fail(kernel.profile.fprobeNoMatchErrno);
     throw e;
   }
   fprobeBackend(kernel).register(fp, fns);

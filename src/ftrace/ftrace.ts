@@ -84,7 +84,7 @@ export class Ftrace {
     this.records = new FtraceRecords(table.traceable(), table.functions.length);
     this.site = new Uint8Array(table.functions.length);
     this.siteOps = new Array(table.functions.length);
-    this.trampolines = new TrampolineSpace(kernel.series);
+    this.trampolines = new TrampolineSpace(kernel.profile.trampolineBase);
     this.exec.fentry = (ip, parentIp, regs, task, fn) => this.fentry(ip, parentIp, regs, task, fn);
   }
 

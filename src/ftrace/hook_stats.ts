@@ -96,7 +96,7 @@ export function collectHookStats(kernel: Kernel, opts: { perTaskLimit?: number }
   const fgraph = Fgraph.of(kernel);
   const kprobes = Kprobes.of(kernel);
   const core = RethookCore.of(kernel);
-  const v612 = kernel.series === '6.12';
+  const rethookFprobes = kernel.profile.fprobeBackend === 'rethook';
 
   // ---- fgraph shadow stacks
   const users: string[] = [];
@@ -135,13 +135,13 @@ export function collectHookStats(kernel: Kernel, opts: { perTaskLimit?: number }
   const fps = [...registeredFprobes(kernel)];
   const fprobes: ProbeStats[] = fps.map((fp, i) => ({
     name: fprobeName(fp, i),
-    backend: fp.exit ? (v612 ? 'rethook' : 'fgraph') : 'ftrace',
+    backend: fp.exit ? kernel.profile.fprobeBackend : 'ftrace',
     functions: fp.functions.length,
     hits: fp.nhit,
     exits: fp.nexit,
     missed: fp.nmissed,
     disabled: fp.disabled,
-    ...(v612 && fp.exit ? { maxactive: FprobeRethook.of(kernel).registration(fp)?.rethook?.allocated } : {}),
+    ...(rethookFprobes && fp.exit ? { maxactive: FprobeRethook.of(kernel).registration(fp)?.rethook?.allocated } : {}),
   }));
   const kretprobes: ProbeStats[] = [...kprobes.kretprobes].map((rp) => ({
     name: rp.name ?? rp.kp.symbol ?? `0x${rp.kp.addr.toString(16)}`,
@@ -185,7 +185,7 @@ export function collectHookStats(kernel: Kernel, opts: { perTaskLimit?: number }
     if (rp.kp.disabled || !rp.kp.fn) continue;
     add(rp.kp.fn.id, `rethook:kretprobe:${rp.name ?? rp.kp.fn.name}`);
   }
-  if (v612) {
+  if (rethookFprobes) {
     fps.forEach((fp, i) => {
       if (!fp.exit || fp.disabled) return;
       for (const f of fp.functions) add(f.id, `rethook:fprobe:${fprobeName(fp, i)}`);

@@ -3,23 +3,13 @@
  * area (execmem), lowest free page first, as the addresses enabled_functions
  * shows (`tramp: 0xffffffffc0600000`).
  */
-import type { Series } from '../kernel/series.js';
-
 const PAGE = 0x1000n;
 
-/** First trampoline page of each series' model (after the boot-time modules). */
-const BASE: Record<Series, bigint> = {
-  '7.2': 0xffffffffc0600000n,
-  '6.12': 0xffffffffc0290000n,
-};
-
 export class TrampolineSpace {
-  private readonly base: bigint;
   private readonly used = new Set<bigint>();
 
-  constructor(series: Series) {
-    this.base = BASE[series];
-  }
+  /** `base`: the first page, after the boot-time modules (the profile's trampolineBase). */
+  constructor(private readonly base: bigint) {}
 
   alloc(): bigint {
     let a = this.base;

@@ -14,5 +14,5 @@ export function mapBanner(kernel: Kernel): void {
   written.add(kernel);
   const sym = kernel.symbols.lookupName('linux_proc_banner');
   if (!sym) return;
-  kernel.kernelMemory.writeCString(sym.addr, linuxProcBanner(kernel.series));
+  kernel.kernelMemory.writeCString(sym.addr, linuxProcBanner(kernel.profile.build));
 }

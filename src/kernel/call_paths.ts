@@ -8,7 +8,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { brotliDecompressSync } from 'node:zlib';
-import type { Series } from './series.js';
+import { profileOf, type Series } from './series.js';
 import { seriesDir } from './symbols_builtin.js';
 
 export interface PathNode {
@@ -81,12 +81,11 @@ export class CallPaths {
 
 const loaded = new Map<string, CallPaths>();
 
-/** The call paths of a series (7.2's when the series has none of its own). */
+/** The call paths of a series, from its profile's dataSeries (none when that ships none). */
 export function loadCallPaths(series: Series): CallPaths {
   let c = loaded.get(series);
   if (c) return c;
-  let file = join(seriesDir(series), 'call-paths.txt.br');
-  if (!existsSync(file)) file = join(seriesDir('7.2' as Series), 'call-paths.txt.br');
+  const file = join(seriesDir(profileOf(series).dataSeries), 'call-paths.txt.br');
   c = existsSync(file) ? CallPaths.parse(brotliDecompressSync(readFileSync(file)).toString('latin1')) : new CallPaths(new Map());
   loaded.set(series, c);
   return c;

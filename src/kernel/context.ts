@@ -3,7 +3,9 @@ import type { Task } from './task.js';
 
 /** The common_flags bits of a trace entry. */
 export const TRACE_FLAG_IRQS_OFF = 0x01;
+/** Bit 0x02: IRQS_NOSUPPORT before the lazy preemption model, NEED_RESCHED_LAZY with it (profile.lazyResched). */
 export const TRACE_FLAG_IRQS_NOSUPPORT = 0x02;
+export const TRACE_FLAG_NEED_RESCHED_LAZY = 0x02;
 export const TRACE_FLAG_NEED_RESCHED = 0x04;
 export const TRACE_FLAG_HARDIRQ = 0x08;
 export const TRACE_FLAG_SOFTIRQ = 0x10;

@@ -30,10 +30,11 @@ import { PathRunner, type FnHook, type RunCtx } from './path_runner.js';
 import { ProcessMirror } from './proc_mirror.js';
 import { HostProcSource, type ProcSource } from './proc_source.js';
 import { ProcessPaths } from './process_paths.js';
+import type { KernelProfile } from './profiles/profile.js';
 import { PT_REGS } from './regs.js';
 import { Rng } from './rng.js';
 import { Scheduler } from './sched.js';
-import { DEFAULT_SERIES, type Series } from './series.js';
+import { DEFAULT_SERIES, profileOf, type Series } from './series.js';
 import type { KallsymsTable } from './symbol_table.js';
 import type { KernelFunction } from './symbols.js';
 import type { Syscall } from './syscall.js';
@@ -103,6 +104,8 @@ const IN_TREES = [
 
 export class Kernel implements HookHost {
   readonly series: Series;
+  /** What the series does where series differ: ask it, not the series' name. */
+  readonly profile: KernelProfile;
   readonly nrCpus: number;
   readonly clock: Clock;
   readonly tasks: TaskTable;
@@ -153,6 +156,7 @@ export class Kernel implements HookHost {
 
   constructor(opts: KernelOptions = {}) {
     this.series = opts.series ?? DEFAULT_SERIES;
+    this.profile = profileOf(this.series);
     this.symbolSource = opts.symbols ?? 'builtin';
     this.nrCpus = Math.max(1, opts.cpus ?? availableParallelism());
     this.seed = opts.seed ?? 1;

@@ -6,18 +6,18 @@ import type { Btf } from './btf.js';
 import { CallSites } from './call_sites.js';
 import { InsnModel } from './insn_model.js';
 import { KprobeBlacklist } from './kprobe_blacklist.js';
-import type { Series } from './series.js';
+import { profileOf, type Series } from './series.js';
 import type { KallsymsTable } from './symbol_table.js';
-import { builtinBtf, builtinCallSites, builtinInsnBoundaries, builtinKprobeBlacklist, builtinModuleBtf, builtinSymbols, hasBuiltinSeries } from './symbols_builtin.js';
+import { builtinBtf, builtinCallSites, builtinInsnBoundaries, builtinKprobeBlacklist, builtinModuleBtf, builtinSymbols } from './symbols_builtin.js';
 import { hostBtfDb, hostKprobeBlacklist, hostModuleBtf, hostSymbols } from './symbols_host.js';
 
 export type SymbolSource = 'builtin' | 'host';
 
 export const SYMBOL_SOURCES: readonly SymbolSource[] = ['builtin', 'host'];
 
-/** The series whose data the built-in model uses: its own if shipped, else 7.2's. */
+/** The series whose data the built-in model uses (its profile's dataSeries). */
 export function modelSeries(series: Series): Series {
-  return hasBuiltinSeries(series) ? series : '7.2';
+  return profileOf(series).dataSeries;
 }
 
 export function loadSymbols(source: SymbolSource, series: Series): KallsymsTable {

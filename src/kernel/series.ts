@@ -1,16 +1,24 @@
-/** The kernel series whose behaviour the emulator reproduces (`--kernel`). */
-export type Series = '7.2' | '6.12';
+/**
+ * The kernel series the emulator reproduces (`--kernel`), each described by
+ * its profile (profiles/): the list, its default, and a series' profile.
+ */
+import { LINUX_6_12 } from './profiles/linux_6_12.js';
+import { LINUX_7_2 } from './profiles/linux_7_2.js';
+import type { KernelProfile } from './profiles/profile.js';
 
-export const SERIES: readonly Series[] = ['7.2', '6.12'];
-export const DEFAULT_SERIES: Series = '7.2';
+/** Every profile, the default first. */
+const PROFILES = [LINUX_7_2, LINUX_6_12] as const;
+
+export type Series = (typeof PROFILES)[number]['series'];
+
+export const SERIES: readonly Series[] = PROFILES.map((p) => p.series);
+export const DEFAULT_SERIES: Series = PROFILES[0].series;
 
 export function isSeries(s: string): s is Series {
   return (SERIES as readonly string[]).includes(s);
 }
 
-/** True when `series` is at least `min` (e.g. atLeast(k.series, '7.2')). */
-export function atLeast(series: Series, min: Series): boolean {
-  const [a, b] = series.split('.').map(Number);
-  const [c, d] = min.split('.').map(Number);
-  return a > c || (a === c && b >= d);
+/** The profile of a series. */
+export function profileOf(series: Series): KernelProfile {
+  return PROFILES.find((p) => p.series === series)!;
 }

@@ -10,29 +10,25 @@ import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync } from 'node:zlib';
 import { Btf } from './btf.js';
 import type { KnownBoundaries } from './insn_model.js';
-import type { Series } from './series.js';
+import { DEFAULT_SERIES, profileOf, type Series } from './series.js';
 import { decodeSymbolData } from './symbol_data.js';
 import { KallsymsTable } from './symbol_table.js';
 
 /** The directory holding data/kernel-* (found by walking up: the code runs from src/ or dist/src/). */
 export function dataDir(): string {
+  const marker = `kernel-${profileOf(DEFAULT_SERIES).dataSeries}`;
   let d = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 6; i++) {
     const c = join(d, 'data');
-    if (existsSync(join(c, 'kernel-7.2'))) return c;
+    if (existsSync(join(c, marker))) return c;
     d = dirname(d);
   }
-  throw new Error('tracefs-emu: data/kernel-7.2 not found');
+  throw new Error(`tracefs-emu: data/${marker} not found`);
 }
 
 /** Directory of the data of a series. */
 export function seriesDir(series: Series): string {
   return join(dataDir(), `kernel-${series}`);
-}
-
-/** Whether data/kernel-<series> is shipped. */
-export function hasBuiltinSeries(series: Series): boolean {
-  return existsSync(join(dataDir(), `kernel-${series}`, 'symbols.bin.br'));
 }
 
 function readBrotli(path: string): Buffer {

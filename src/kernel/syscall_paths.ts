@@ -106,7 +106,7 @@ export class SyscallPaths {
     if (!st) {
       const node = sc.node;
       const dentry = this.k.vfs.dentry(sc.path, node);
-      const kfile = this.k.vfs.openFile(dentry, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, this.k.series)), this.allocFd(task));
+      const kfile = this.k.vfs.openFile(dentry, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, this.k.profile)), this.allocFd(task));
       st = { kfile, names: node?.fops?.names };
       if (key) this.files.set(key, st);
     }
@@ -178,7 +178,7 @@ export class SyscallPaths {
       dentry = open.kfile.dentry;
       k.entry.fileEnv(env, open.kfile);
     }
-    const names: FopNames = { ...DEFAULT_FOPS, ...(tracefsFops(sc.path, k.series) ?? {}), ...(open?.names ?? sc.node?.fops?.names ?? {}) };
+    const names: FopNames = { ...DEFAULT_FOPS, ...(tracefsFops(sc.path, k.profile) ?? {}), ...(open?.names ?? sc.node?.fops?.names ?? {}) };
     if (sc.name === 'getdents64') names.iterate ??= /(^|\/)events(\/|$)/.test(sc.path) ? 'eventfs_iterate' : 'dcache_readdir';
 
     // Arguments in user memory, registers as the process made the call.
@@ -367,7 +367,7 @@ export class SyscallPaths {
     const fileForOpen = (): OpenState => {
       const node = walked ?? sc.node;
       const d = dentry ?? k.vfs.dentry(sc.path, node);
-      const st: OpenState = { kfile: k.vfs.openFile(d, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, k.series)), this.allocFd(task)), names: node?.fops?.names };
+      const st: OpenState = { kfile: k.vfs.openFile(d, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, k.profile)), this.allocFd(task)), names: node?.fops?.names };
       k.entry.fileEnv(env, st.kfile);
       return st;
     };
@@ -376,7 +376,7 @@ export class SyscallPaths {
       '$fop.open': (c, px) => {
         // do_dentry_open has the struct file (made when the walk ended, or now for a tree without a walk).
         const st = (open ??= fileForOpen());
-        Object.assign(names, DEFAULT_FOPS, tracefsFops(sc.path, k.series) ?? {}, st.names ?? {});
+        Object.assign(names, DEFAULT_FOPS, tracefsFops(sc.path, k.profile) ?? {}, st.names ?? {});
         return fopHole('open')(c, px);
       },
       '$fop.read': fopHole('read'),

@@ -3,7 +3,7 @@
  * file_operations, by file name: what the emulated kernel calls when the
  * tracefs layer does not say (FileOps.names wins when it does).
  */
-import type { Series } from './series.js';
+import type { KernelProfile } from './profiles/profile.js';
 import type { FopNames } from './syscall.js';
 
 const GENERIC_TR = { open: 'tracing_open_generic_tr', release: 'tracing_release_generic_tr' };
@@ -43,7 +43,7 @@ const BY_NAME: Record<string, FopNames> = {
 };
 
 /** The f_op names of a tracefs file at `path` (relative to the mount). */
-export function tracefsFops(path: string, series: Series): FopNames | undefined {
+export function tracefsFops(path: string, profile: KernelProfile): FopNames | undefined {
   const parts = path.split('/');
   const name = parts[parts.length - 1]!;
   if (parts[parts.length - 2] === 'options') return { open: 'tracing_open_generic_tr', read: 'trace_options_core_read', write: 'trace_options_core_write', release: 'tracing_release_generic_tr', fops: 'trace_options_core_fops' };
@@ -53,7 +53,7 @@ export function tracefsFops(path: string, series: Series): FopNames | undefined 
   }
   const f = BY_NAME[name];
   if (!f) return undefined;
-  // 6.12's trace_marker is released as any per-array file.
-  if (series === '6.12' && f.release === 'tracing_mark_release') return { ...f, release: 'tracing_release_generic_tr' };
+  // Without the per-CPU copy buffer, trace_marker is released as any per-array file.
+  if (profile.markerCopy === 'in-event' && f.release === 'tracing_mark_release') return { ...f, release: 'tracing_release_generic_tr' };
   return f;
 }

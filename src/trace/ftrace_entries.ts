@@ -1,9 +1,8 @@
 /**
  * The ftrace-internal event types this layer writes (trace_entries.h):
  * ftrace/print (trace_marker, trace_puts) and ftrace/raw_data
- * (trace_marker_raw), with the ids and formats each series shows.
+ * (trace_marker_raw), with the ids the series' profile gives them.
  */
-import type { Series } from '../kernel/series.js';
 import type { EventField, OutputContext, TraceEventType, TraceRecord } from './event_type.js';
 import { printIpSym } from './ksym.js';
 import type { Tracing } from './tracing.js';
@@ -28,11 +27,6 @@ export interface FtraceEntryTypes {
   rawData: PrintableEventType;
 }
 
-const IDS: Record<Series, { print: number; rawData: number }> = {
-  '7.2': { print: 5, rawData: 19 },
-  '6.12': { print: 5, rawData: 18 },
-};
-
 /** struct print_entry: ip, then the NUL-terminated text. */
 export const PRINT_ENTRY_BUF = 16;
 /** struct raw_data_entry: id, then the bytes. */
@@ -53,7 +47,7 @@ function printIp(data: Buffer): bigint {
 }
 
 export function registerFtraceEntries(tracing: Tracing): FtraceEntryTypes {
-  const ids = IDS[tracing.kernel.series];
+  const ids = tracing.kernel.profile.ftraceEntryIds;
   const kernel = tracing.kernel;
   const print: PrintableEventType = {
     id: ids.print,

@@ -3,19 +3,15 @@
  * with the sym-offset and sym-addr options), through the kernel's symbols.
  */
 import type { Kernel } from '../kernel/kernel.js';
-import type { Series } from '../kernel/series.js';
-
-/** Offset of the ip tracing_mark_write() records (its _THIS_IP_) from its start, as the real kernels show. */
-const MARK_WRITE_IP_OFFSET: Record<Series, bigint> = { '7.2': 0x81n, '6.12': 0xdfn };
 
 /** Address of a function by name (first match), undefined when unknown. */
 export function symbolAddress(kernel: Kernel, name: string): bigint | undefined {
   return kernel.symbols.byName(name)[0]?.addr;
 }
 
-/** The ip a trace_marker write records. */
+/** The ip a trace_marker write records: tracing_mark_write()'s _THIS_IP_. */
 export function markWriteIp(kernel: Kernel): bigint {
-  return (symbolAddress(kernel, 'tracing_mark_write') ?? 0n) + MARK_WRITE_IP_OFFSET[kernel.series];
+  return (symbolAddress(kernel, 'tracing_mark_write') ?? 0n) + kernel.profile.markWriteIpOffset;
 }
 
 export interface SymFlags {

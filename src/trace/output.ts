@@ -3,23 +3,20 @@
  * of trace.c): the `# tracer:` header, the legend, the context columns of a
  * record (TASK-PID, CPU, flags, timestamp) in normal and latency format.
  */
-import { KERNEL_BUILD } from '../kernel/version.js';
-import type { Series } from '../kernel/series.js';
+import {
+  TRACE_FLAG_BH_OFF,
+  TRACE_FLAG_HARDIRQ,
+  TRACE_FLAG_IRQS_NOSUPPORT,
+  TRACE_FLAG_IRQS_OFF,
+  TRACE_FLAG_NEED_RESCHED,
+  TRACE_FLAG_NEED_RESCHED_LAZY,
+  TRACE_FLAG_NMI,
+  TRACE_FLAG_PREEMPT_RESCHED,
+  TRACE_FLAG_SOFTIRQ,
+} from '../kernel/context.js';
+import type { KernelProfile } from '../kernel/profiles/profile.js';
 import type { RingBuffer } from './ring_buffer.js';
 import type { TraceArray } from './trace_array.js';
-
-const TRACE_FLAG_IRQS_OFF = 0x01;
-const TRACE_FLAG_IRQS_NOSUPPORT = 0x02; // 6.12; 7.x reuses the bit:
-const TRACE_FLAG_NEED_RESCHED_LAZY = 0x02;
-const TRACE_FLAG_NEED_RESCHED = 0x04;
-const TRACE_FLAG_HARDIRQ = 0x08;
-const TRACE_FLAG_SOFTIRQ = 0x10;
-const TRACE_FLAG_PREEMPT_RESCHED = 0x20;
-const TRACE_FLAG_NMI = 0x40;
-const TRACE_FLAG_BH_OFF = 0x80;
-
-/** preempt_model_str() of those kernels. */
-const PREEMPT_MODEL: Record<Series, string> = { '7.2': 'PREEMPT(lazy)', '6.12': 'desktop' };
 
 /** ns2usecs(): rounded to the nearest microsecond. */
 export function ns2usecs(ns: number): number {
@@ -34,17 +31,17 @@ export function secsUsecs(ns: number): string {
 }
 
 /** trace_print_lat_fmt(): the irqs-off / need-resched / hardirq / preempt / migrate columns. */
-export function latFlags(series: Series, flags: number, preemptCount: number): string {
+export function latFlags(profile: KernelProfile, flags: number, preemptCount: number): string {
   const nmi = flags & TRACE_FLAG_NMI;
   const hardirq = flags & TRACE_FLAG_HARDIRQ;
   const softirq = flags & TRACE_FLAG_SOFTIRQ;
   const bhOff = flags & TRACE_FLAG_BH_OFF;
   const irqsOff = flags & TRACE_FLAG_IRQS_OFF;
-  const is612 = series === '6.12';
+  const lazy = profile.lazyResched;
   const c1 =
-    irqsOff && bhOff ? 'D' : irqsOff ? 'd' : bhOff ? 'b' : is612 && flags & TRACE_FLAG_IRQS_NOSUPPORT ? 'X' : '.';
+    irqsOff && bhOff ? 'D' : irqsOff ? 'd' : bhOff ? 'b' : !lazy && flags & TRACE_FLAG_IRQS_NOSUPPORT ? 'X' : '.';
   let c2: string;
-  if (is612) {
+  if (!lazy) {
     switch (flags & (TRACE_FLAG_NEED_RESCHED | TRACE_FLAG_PREEMPT_RESCHED)) {
       case TRACE_FLAG_NEED_RESCHED | TRACE_FLAG_PREEMPT_RESCHED: c2 = 'N'; break;
       case TRACE_FLAG_NEED_RESCHED: c2 = 'n'; break;
@@ -132,11 +129,11 @@ export const LAT_HELP_HEADER =
 export function latencyTraceHeader(tr: TraceArray, rb: RingBuffer): string {
   const { entries, total } = totalEntries(rb);
   const nr = tr.tracing.kernel.numOnlineCpus();
-  const series = tr.series;
+  const profile = tr.profile;
   return (
-    `# ${tr.tracer.name} latency trace v1.1.5 on ${KERNEL_BUILD[series].release}\n` +
+    `# ${tr.tracer.name} latency trace v1.1.5 on ${profile.build.release}\n` +
     '# --------------------------------------------------------------------\n' +
-    `# latency: 0 us, #${entries}/${total}, CPU#0 | (M:${PREEMPT_MODEL[series]} VP:0, KP:0, SP:0 HP:0 #P:${nr})\n` +
+    `# latency: 0 us, #${entries}/${total}, CPU#0 | (M:${profile.preemptModel} VP:0, KP:0, SP:0 HP:0 #P:${nr})\n` +
     '#    -----------------\n' +
     '#    | task: -0 (uid:0 nice:0 policy:0 rt_prio:0)\n' +
     '#    -----------------\n' +
@@ -167,12 +164,12 @@ export interface ContextFields {
 /** trace_print_context(): `           comm-pid     [cpu] flags  secs.usecs: `. */
 export function printContext(
   c: ContextFields,
-  o: { series: Series; tgid?: number; irqInfo: boolean; inNs: boolean },
+  o: { profile: KernelProfile; tgid?: number; irqInfo: boolean; inNs: boolean },
 ): string {
   let s = `${c.comm.padStart(16)}-${String(c.pid).padEnd(7)} `;
   if (o.tgid !== undefined) s += o.tgid ? `(${String(o.tgid).padStart(7)}) ` : '(-------) ';
   s += `[${String(c.cpu).padStart(3, '0')}] `;
-  if (o.irqInfo) s += latFlags(o.series, c.flags, c.preemptCount);
+  if (o.irqInfo) s += latFlags(o.profile, c.flags, c.preemptCount);
   s += o.inNs ? ` ${secsUsecs(c.ts)}` : ` ${String(c.ts).padStart(12)}`;
   return s + ': ';
 }
@@ -180,7 +177,7 @@ export function printContext(
 /** trace_print_lat_context(): the latency-format columns, with the delay to the next event. */
 export function printLatContext(
   c: ContextFields,
-  o: { series: Series; verbose: boolean; inNs: boolean; timeStart: number; nextTs: number; idx: number },
+  o: { profile: KernelProfile; verbose: boolean; inNs: boolean; timeStart: number; nextTs: number; idx: number },
 ): string {
   let s: string;
   if (o.verbose) {
@@ -189,7 +186,7 @@ export function printLatContext(
       `${(c.preemptCount & 0xf).toString(16).padStart(8, '0')} ${o.idx.toString(16).padStart(8, '0')} `;
   } else {
     s = `${c.comm.slice(0, 8).padStart(8)}-${String(c.pid).padEnd(7)} ${String(c.cpu).padStart(3)}`;
-    s += latFlags(o.series, c.flags, c.preemptCount);
+    s += latFlags(o.profile, c.flags, c.preemptCount);
   }
   let abs = c.ts - o.timeStart;
   let rel = o.nextTs - c.ts;

@@ -4,6 +4,7 @@
  */
 import type { ExecContext } from '../kernel/context.js';
 import { fail } from '../kernel/errno.js';
+import type { KernelProfile } from '../kernel/profiles/profile.js';
 import { ArrayFtrace } from './ftrace/array_ftrace.js';
 import { recordStack, stackEntries } from './ftrace/kernel_stack.js';
 import { ALL_CPUS, RingBuffer } from './ring_buffer.js';
@@ -79,8 +80,9 @@ export class TraceArray {
     return this.name === '';
   }
 
-  get series() {
-    return this.tracing.kernel.series;
+  /** The kernel series' profile. */
+  get profile(): KernelProfile {
+    return this.tracing.kernel.profile;
   }
 
   // ------------------------------------------------------------------ recording
@@ -269,7 +271,7 @@ export class TraceArray {
   // ------------------------------------------------------------------ options
 
   coreOptions(): readonly CoreOption[] {
-    return coreOptions(this.series, this.tracing.kernel.features);
+    return coreOptions(this.profile, this.tracing.kernel.features);
   }
 
   /** A core option or an option of the current tracer. */

@@ -243,7 +243,7 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     };
     if (this.latencyFormat) {
       return printLatContext(c, {
-        series: tr.series,
+        profile: tr.profile,
         verbose: tr.options.has('verbose'),
         inNs: this.timeInNs,
         timeStart: this.timeStart,
@@ -252,7 +252,7 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
       });
     }
     return printContext(c, {
-      series: tr.series,
+      profile: tr.profile,
       tgid: tr.options.has('record-tgid') ? tr.tracing.cmdlines.findTgid(pid) : undefined,
       irqInfo: tr.options.has('irq-info'),
       inNs: this.timeInNs,

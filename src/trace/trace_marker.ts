@@ -1,7 +1,7 @@
 /**
  * trace_marker and trace_marker_raw: user space text and binary records
  * (ftrace/print, ftrace/raw_data) written into a trace array's buffer, split
- * and limited as each series does.
+ * and limited as the series' profile says (markerCopy, copyTraceMarker).
  */
 import type { ExecContext } from '../kernel/context.js';
 import { fail } from '../kernel/errno.js';
@@ -11,7 +11,7 @@ import type { TraceArray } from './trace_array.js';
 
 /** Largest write taken at once (TRACE_MARKER_MAX_SIZE). */
 export const TRACE_MARKER_MAX_SIZE = 4096;
-/** 6.12 reserves room for "<faulted>" in every marker. */
+/** Copied in the event, a marker keeps room for "<faulted>". */
 const FAULTED_SIZE = 9;
 
 function writeHeader(buf: Buffer, off: number, type: number, ctx: ExecContext): void {
@@ -28,11 +28,11 @@ function writeHeader(buf: Buffer, off: number, type: number, ctx: ExecContext): 
  */
 function markerToBuffer(tr: TraceArray, text: Buffer, cnt: number, ip: bigint, ctx: ExecContext): number {
   const metaSize = PRINT_ENTRY_BUF + 2; // entry, ip, then '\n' and '\0'
-  const is612 = tr.series === '6.12';
+  const inEvent = tr.profile.markerCopy === 'in-event';
   const maxSize = () => tr.buffer.maxEventSize();
   for (let tries = 0; tries < 2; tries++) {
     let size = cnt + metaSize;
-    if (is612 && cnt < FAULTED_SIZE) size += FAULTED_SIZE - cnt;
+    if (inEvent && cnt < FAULTED_SIZE) size += FAULTED_SIZE - cnt;
     const cpu = ctx.cpu;
     // A snapshot trigger swaps the buffers between reserve and commit: the entry stays where it was reserved.
     const buffer = tr.buffer;
@@ -70,7 +70,7 @@ export function writeTraceMarker(tr: TraceArray, data: Buffer, ctx: ExecContext)
   if (!tr.options.has('markers')) fail('EINVAL');
   const cnt = Math.min(data.length, TRACE_MARKER_MAX_SIZE);
   const ip = markWriteIp(tr.tracing.kernel);
-  if (!tr.isTop || tr.series === '6.12') return markerToBuffer(tr, data, cnt, ip, ctx);
+  if (!tr.isTop || !tr.profile.copyTraceMarker) return markerToBuffer(tr, data, cnt, ip, ctx);
   // The top-level marker goes to every array with copy_trace_marker set.
   let written = -1;
   for (const t of tr.tracing.markerCopies) {
@@ -85,12 +85,12 @@ export function writeTraceMarkerRaw(tr: TraceArray, data: Buffer, ctx: ExecConte
   if (!tr.options.has('markers')) fail('EINVAL');
   const cnt = data.length;
   if (cnt < 4) fail('EINVAL');
-  const is612 = tr.series === '6.12';
-  if (!is612 && cnt > TRACE_MARKER_MAX_SIZE) fail('EINVAL');
+  const inEvent = tr.profile.markerCopy === 'in-event';
+  if (!inEvent && cnt > TRACE_MARKER_MAX_SIZE) fail('EINVAL');
   const one = (t: TraceArray): number => {
-    // 7.2 reserves the header and the bytes; 6.12 a whole struct raw_data_entry more, "<faulted>" at least.
-    let size = is612 ? 12 + cnt : 8 + cnt;
-    if (is612 && cnt < FAULTED_SIZE + 4) size += FAULTED_SIZE + 4 - cnt;
+    // The header and the bytes; copied in the event, a whole struct raw_data_entry more, "<faulted>" at least.
+    let size = inEvent ? 12 + cnt : 8 + cnt;
+    if (inEvent && cnt < FAULTED_SIZE + 4) size += FAULTED_SIZE + 4 - cnt;
     if (size > t.buffer.maxEventSize()) fail('EINVAL');
     const r = t.reserve(ctx.cpu, size);
     if (!r) fail('EBADF');
@@ -99,7 +99,7 @@ export function writeTraceMarkerRaw(tr: TraceArray, data: Buffer, ctx: ExecConte
     t.commit(ctx.cpu, ctx.task.pid);
     return cnt;
   };
-  if (!tr.isTop || is612) return one(tr);
+  if (!tr.isTop || !tr.profile.copyTraceMarker) return one(tr);
   let written = -1;
   for (const t of tr.tracing.markerCopies) written = one(t);
   if (written < 0) fail('ENODEV');

@@ -3,7 +3,7 @@
  * in the kernel's order with their defaults, and tracer-specific options.
  */
 import type { KernelFeature } from '../kernel/features.js';
-import { atLeast, type Series } from '../kernel/series.js';
+import type { KernelProfile, ProfileSwitch } from '../kernel/profiles/profile.js';
 
 export interface CoreOption {
   readonly name: string;
@@ -12,8 +12,8 @@ export interface CoreOption {
   readonly topOnly?: boolean;
   /** New instances start with it off whatever the top level has. */
   readonly zeroedInInstances?: boolean;
-  /** First series that has it. */
-  readonly since?: Series;
+  /** Only where the series' profile has this switch on. */
+  readonly needs?: ProfileSwitch;
   /** Only with this optional kernel feature. */
   readonly feature?: KernelFeature;
 }
@@ -43,22 +43,22 @@ const CORE_OPTIONS: readonly CoreOption[] = [
   { name: 'markers', default: true },
   { name: 'event-fork', default: false, zeroedInInstances: true },
   { name: 'trace_printk_dest', default: true, zeroedInInstances: true },
-  { name: 'copy_trace_marker', default: true, zeroedInInstances: true, since: '7.2' },
+  { name: 'copy_trace_marker', default: true, zeroedInInstances: true, needs: 'copyTraceMarker' },
   { name: 'pause-on-trace', default: false },
   { name: 'hash-ptr', default: true },
-  { name: 'bitmask-list', default: false, since: '7.2' },
+  { name: 'bitmask-list', default: false, needs: 'bitmaskList' },
   { name: 'function-trace', default: true },
   { name: 'function-fork', default: false, zeroedInInstances: true },
   { name: 'display-graph', default: false },
   { name: 'stacktrace', default: false },
-  // FUNCTION_PROFILER (7.x: core options; 6.12 has graph-time as a function_graph option)
-  { name: 'prof-text-offset', default: false, since: '7.2', feature: 'function-profiler' },
-  { name: 'graph-time', default: true, since: '7.2', feature: 'function-profiler' },
+  // FUNCTION_PROFILER (without profilerCoreOptions, graph-time is a function_graph option)
+  { name: 'prof-text-offset', default: false, needs: 'profilerCoreOptions', feature: 'function-profiler' },
+  { name: 'graph-time', default: true, needs: 'profilerCoreOptions', feature: 'function-profiler' },
 ];
 
 /** The core options of a series (and optional features), in trace_options order. */
-export function coreOptions(series: Series, features: ReadonlySet<KernelFeature> = new Set()): readonly CoreOption[] {
-  return CORE_OPTIONS.filter((o) => (!o.since || atLeast(series, o.since)) && (!o.feature || features.has(o.feature)));
+export function coreOptions(profile: KernelProfile, features: ReadonlySet<KernelFeature> = new Set()): readonly CoreOption[] {
+  return CORE_OPTIONS.filter((o) => (!o.needs || profile[o.needs]) && (!o.feature || features.has(o.feature)));
 }
 
 /** Splits `[no]name` as trace_options takes it (surrounding blanks ignored). */

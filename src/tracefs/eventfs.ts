@@ -43,10 +43,10 @@ export function eventDirFiles(te: TraceEvents, type: TraceEventType): string[] {
   return files.sort();
 }
 
-/** events/header_page: the sub-buffer header; 6.12 still called `overwrite` an int. */
-function headerPage(tr: TraceArray, series: string): string {
+/** events/header_page: the sub-buffer header (older series declared `overwrite` an int). */
+function headerPage(tr: TraceArray): string {
   const text = pageHeaderFormat(subbufSize(tr));
-  if (series !== '6.12') return text;
+  if (!tr.profile.headerPageIntOverwrite) return text;
   return text.replace('\tfield: char overwrite;\toffset:8;\tsize:1;\tsigned:0;', '\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;');
 }
 
@@ -168,7 +168,7 @@ export class EventsDir {
         write: enableWrite(ae, (on) => setClearEvents(ae, {}, on)),
       })),
     );
-    dir.add(new File('header_page', 0o440, held(ae, oneShot(() => headerPage(tr, this.te.series)))));
+    dir.add(new File('header_page', 0o440, held(ae, oneShot(() => headerPage(tr)))));
     dir.add(new File('header_event', 0o440, held(ae, oneShot(() => entryHeaderFormat()))));
     for (const t of this.te.types()) this.addType(t);
     for (const t of this.internalTypes()) this.addType(t);

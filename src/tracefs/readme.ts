@@ -10,14 +10,14 @@
  * The core paragraphs (trace, trace_pipe, buffers, clocks, markers,
  * instances, options, snapshot) are always there.
  */
-import type { Series } from '../kernel/series.js';
+import type { KernelProfile } from '../kernel/profiles/profile.js';
 import { README_CHUNKS } from './readme_text.js';
 
-export function readmeText(series: Series, features: ReadonlySet<string> = new Set()): string {
+export function readmeText(profile: KernelProfile, features: ReadonlySet<string> = new Set()): string {
   let out = '';
   for (const c of README_CHUNKS) {
-    if (!c.when(features, series)) continue;
-    out += typeof c.text === 'string' ? c.text : c.text(series);
+    if (!c.when(features, profile)) continue;
+    out += typeof c.text === 'string' ? c.text : c.text(profile);
   }
   return out;
 }

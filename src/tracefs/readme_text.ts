@@ -3,13 +3,13 @@
  * it documents is there. The text is ABI (tools and selftests grep it): it is
  * the kernel's, byte for byte.
  */
-import type { Series } from '../kernel/series.js';
+import type { KernelProfile } from '../kernel/profiles/profile.js';
 
-export type ReadmeWhen = (features: ReadonlySet<string>, series: Series) => boolean;
+export type ReadmeWhen = (features: ReadonlySet<string>, profile: KernelProfile) => boolean;
 
 export interface ReadmeChunk {
   when: ReadmeWhen;
-  text: string | ((series: Series) => string);
+  text: string | ((profile: KernelProfile) => string);
 }
 
 /** Some probe event type exists (kprobe, uprobe or fprobe events). */
@@ -181,7 +181,7 @@ export const README_CHUNKS: readonly ReadmeChunk[] = [
       '\t           t[:[<group>/][<event>]] <tracepoint> [<args>]\n',
   },
   {
-    when: (f, s) => probes(f, s) && f.has('synth_events'),
+    when: (f, p) => probes(f, p) && f.has('synth_events'),
     text:
       '\t           s:[synthetic/]<event> <field> [<field>]\n',
   },
@@ -192,13 +192,13 @@ export const README_CHUNKS: readonly ReadmeChunk[] = [
       '\t           -:[<group>/][<event>]\n',
   },
   {
-    when: (f, s) => probes(f, s) && f.has('kprobe_events'),
+    when: (f, p) => probes(f, p) && f.has('kprobe_events'),
     text:
       '\t    place: [<module>:]<symbol>[+<offset>]|<memaddr>\n' +
       'place (kretprobe): [<module>:]<symbol>[+<offset>]%return|<memaddr>\n',
   },
   {
-    when: (f, s) => probes(f, s) && f.has('uprobe_events'),
+    when: (f, p) => probes(f, p) && f.has('uprobe_events'),
     text:
       '   place (uprobe): <path>:<offset>[%return][(ref_ctr_offset)]\n',
   },
@@ -210,7 +210,7 @@ export const README_CHUNKS: readonly ReadmeChunk[] = [
       '\t           $stack<index>, $stack, $retval, $comm, $arg<N>,\n',
   },
   {
-    when: (f, s) => probes(f, s) && f.has('probe_btf_args'),
+    when: (f, p) => probes(f, p) && f.has('probe_btf_args'),
     text:
       '\t           <argname>[->field[->field|.field...]],\n',
   },
@@ -224,7 +224,7 @@ export const README_CHUNKS: readonly ReadmeChunk[] = [
       '\t           symstr, %pd/%pD, <type>\\[<array-size>\\]\n',
   },
   {
-    when: (f, s) => probes(f, s) && f.has('synth_events'),
+    when: (f, p) => probes(f, p) && f.has('synth_events'),
     text:
       '\t    field: <stype> <name>;\n' +
       '\t    stype: u8/u16/u32/u64, s8/s16/s32/s64, pid_t,\n' +
@@ -237,7 +237,7 @@ export const README_CHUNKS: readonly ReadmeChunk[] = [
       '\t            of the <attached-group>/<attached-event>.\n',
   },
   {
-    when: (f, s) => f.has('events') && s !== '6.12',
+    when: (f, p) => f.has('events') && p.setEventModules,
     text:
       '  set_event\t\t- Enables events by name written into it\n' +
       '\t\t\t  Can enable module events via: :mod:<module>\n',
@@ -407,8 +407,8 @@ export const README_CHUNKS: readonly ReadmeChunk[] = [
   },
   {
     when: (f) => f.has('hist_triggers') && f.has('synth_events'),
-    text: (s) =>
-      (s === '6.12' ? '  events/synthetic_events\t- Create/append/remove/show synthetic events\n' : '  synthetic_events\t- Create/append/remove/show synthetic events\n') +
+    text: (p) =>
+      `  ${p.readmeSyntheticEvents}\t- Create/append/remove/show synthetic events\n` +
       '\t  Write into this file to define/undefine new synthetic events.\n' +
       '\t     example: echo \'myevent u64 lat; char name[]; long[] stack\' >> synthetic_events\n',
   },

@@ -115,7 +115,7 @@ describe.each(['7.2', '6.12'] as const)('probe events on the kernel paths (%s)',
     void lines;
     const text = await fs.readFile('trace', ROOT);
     // the banner ends with a newline, which the trace line keeps
-    expect(text).toContain(` arg1="${procBanner(series)}" arg2=37 arg3=115\n`);
+    expect(text).toContain(` arg1="${procBanner(k.profile.build)}" arg2=37 arg3=115\n`);
   });
 
   it('kprobe_profile counts the hits', async () => {

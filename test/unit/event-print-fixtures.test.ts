@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { profileOf } from '../../src/kernel/series.js';
 import { loadCatalogue } from '../../src/trace/events/catalogue.js';
 import { createStaticEventType } from '../../src/trace/events/static_events.js';
 import type { OutputContext } from '../../src/trace/event_type.js';
@@ -12,7 +13,7 @@ for (const series of ['7.2', '6.12'] as const) {
     const fx = loadFixture(series);
     const cat = loadCatalogue(series);
     const env = new PlaceholderEnv(fixtureSymbols(fx));
-    const types = new Map(cat.events.map((s) => [`${s.system}/${s.name}`, createStaticEventType(s, () => env, series)]));
+    const types = new Map(cat.events.map((s) => [`${s.system}/${s.name}`, createStaticEventType(s, () => env, profileOf(series))]));
     for (const line of fx.lines) {
       const type = types.get(line.event);
       if (!type) continue;
@@ -37,7 +38,7 @@ for (const series of ['7.2', '6.12'] as const) {
     const failed: string[] = [];
     const env = { variable: (n: string) => (n === 'jiffies' ? 4294892296n : undefined) };
     for (const s of loadCatalogue(series).events) {
-      const t = createStaticEventType(s, () => env, series);
+      const t = createStaticEventType(s, () => env, profileOf(series));
       const size = Math.max(8, ...s.fields.map((f) => f.offset + f.size));
       const out = t.output({ cpu: 0, ts: 0n, data: Buffer.alloc(size + 64) }, ctx);
       const key = `${s.system}/${s.name}`;

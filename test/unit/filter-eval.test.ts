@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { profileOf } from '../../src/kernel/series.js';
 import type { EventField } from '../../src/trace/event_type.js';
 import { compileFilter, runFilter } from '../../src/trace/events/filter/filter_parser.js';
 
@@ -23,7 +24,7 @@ function rec(comm: string, pid: number, state: bigint, u8: number, name: string)
 }
 
 function keeps(filter: string, data: Buffer, cpu = 0, comm = 'sh'): boolean {
-  return runFilter(compileFilter(filter, { fields, series: '7.2' }), { data, cpu, comm });
+  return runFilter(compileFilter(filter, { fields, profile: profileOf('7.2') }), { data, cpu, comm });
 }
 
 describe('filter evaluation', () => {

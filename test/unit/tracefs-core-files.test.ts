@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { profileOf } from '../../src/kernel/series.js';
 import { readmeText } from '../../src/tracefs/readme.js';
 import { errCode, fixture, setup } from '../helpers/tracefs.js';
 
@@ -19,8 +20,8 @@ function lsMode(mode: number): string {
 
 describe('README', () => {
   it('is the kernel text byte for byte once every subsystem is there (7.2 and 6.12)', () => {
-    expect(readmeText('7.2', ALL_FEATURES)).toBe(fixture('README.7.2.txt'));
-    expect(readmeText('6.12', ALL_FEATURES)).toBe(fixture('README.6.12.txt'));
+    expect(readmeText(profileOf('7.2'), ALL_FEATURES)).toBe(fixture('README.7.2.txt'));
+    expect(readmeText(profileOf('6.12'), ALL_FEATURES)).toBe(fixture('README.6.12.txt'));
   });
 
   it('has only the core paragraphs until subsystems add theirs', async () => {
@@ -36,7 +37,7 @@ describe('README', () => {
     // so are the events, their triggers and hist triggers
     expect(text).toContain('      hist trigger\t- If set, event hits are aggregated into a hash table\n');
     expect(tracing.features.has('hist_triggers')).toBe(true);
-    expect(readmeText('7.2', new Set(['events', 'event_triggers']))).not.toContain('hist trigger');
+    expect(readmeText(profileOf('7.2'), new Set(['events', 'event_triggers']))).not.toContain('hist trigger');
   });
 });
 

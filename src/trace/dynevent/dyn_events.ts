@@ -29,7 +29,7 @@ const instances = new WeakMap<Tracing, DynEvents>();
 /** The event-filter parser's verdict on an eprobe's `if` clause, as its error_log entry. */
 export function checkEventFilter(te: TraceEvents, event: EventView, filter: string): ErrorLogEntry | null {
   try {
-    compileFilter(filter, { fields: event.fields as EventField[], symbols: te.symbols(), series: te.series, isFunctionEvent: false, nrCpus: te.nrCpus });
+    compileFilter(filter, { fields: event.fields as EventField[], symbols: te.symbols(), profile: te.profile, isFunctionEvent: false, nrCpus: te.nrCpus });
     return null;
   } catch (e) {
     if (!(e instanceof FilterCompileError)) throw e;

@@ -189,7 +189,7 @@ export class DynEventRegistry {
           if (ret !== 'ECANCELED') break;
         }
         if (ret === 'ECANCELED') {
-          if (this.env.series !== '6.12') log.push({ loc: 'dynevent', message: 'No matching dynamic event type', command: raw, pos: 0 });
+          if (this.env.profile.logsNoMatchingDynevent) log.push({ loc: 'dynevent', message: 'No matching dynamic event type', command: raw, pos: 0 });
           return 'EINVAL';
         }
         return ret;

@@ -55,7 +55,7 @@ export function createTraceEprobe(raw: string, reg: DynEventRegistry, sink: Erro
   const argc = filterIdx ? filterIdx - 1 : argv.length;
   if (argc - 2 > MAX_TRACE_ARGS) {
     log.setIndex(2);
-    if (env.series !== '6.12') log.err(0, 'TOO_MANY_ARGS');
+    if (env.profile.logsTooManyArgs) log.err(0, 'TOO_MANY_ARGS');
     return 'E2BIG';
   }
   const attached = reg.eventView(sysName, sysEvent);

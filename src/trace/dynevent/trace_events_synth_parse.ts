@@ -157,7 +157,7 @@ function createSynthEvent(name: string, rawFields: string, reg: DynEventRegistry
     log.err('INVALID_CMD', 0);
     return 'EINVAL';
   }
-  const ev = new SynthEvent(reg, name, fields, reg.env.series === '6.12' ? ', ' : ' ');
+  const ev = new SynthEvent(reg, name, fields, reg.env.profile.synthFieldSeparator);
   const ret = reg.registerEvent(ev);
   if (ret) return ret;
   reg.add(ev);

@@ -2,9 +2,10 @@
  * fprobe and tracepoint-probe events (trace_fprobe.c): a TraceFprobe is one
  * probe of such an event — its functions (or, for `t:`, the tracepoint's
  * probe stub, which the tracepoint then calls with its prototype's
- * arguments) and its fprobe. 7.2 registers the fprobe when the event is
- * enabled and unregisters it when disabled; 6.12 registers it at definition
- * (disabled) and only flips FPROBE_FL_DISABLED. Entry records carry
+ * arguments) and its fprobe. As the profile's fprobeRegisters says, the
+ * fprobe registers when the event is enabled and unregisters when disabled
+ * (7.x), or registers at definition (disabled) and only flips
+ * FPROBE_FL_DISABLED (6.12). Entry records carry
  * `__probe_ip`, exit records `__probe_func`, `__probe_ret_ip`, `$retval` and
  * the entry arguments kept in the fprobe's entry data.
  * The parser half is trace_fprobe_parse.ts.
@@ -31,7 +32,7 @@ export interface FprobeLocation {
   /** Function (glob) or tracepoint name. */
   symbol: string;
   tracepoint: boolean;
-  /** fp.nr_maxactive (6.12 only; 7.x takes none). */
+  /** fp.nr_maxactive (where the profile has fprobeMaxactive). */
   maxactive: number;
 }
 
@@ -79,7 +80,7 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
   protected showHead(): string {
     const { tp, loc } = this;
     let s = loc.tracepoint ? 't' : 'f';
-    if (this.reg.env.series === '6.12' && tp.isReturn && loc.maxactive) s += String(loc.maxactive);
+    if (this.reg.env.profile.fprobeMaxactive && tp.isReturn && loc.maxactive) s += String(loc.maxactive);
     return `${s}:${tp.group}/${tp.name} ${loc.symbol}${tp.isReturn ? '%return' : ''}`;
   }
 
@@ -98,18 +99,24 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
 
   // ------------------------------------------------------------ registration
 
+  /** Whether the fprobe registers at definition (kept, disabled, while the event is off) rather than on enable. */
+  private get atDefinition(): boolean {
+    return this.reg.env.profile.fprobeRegisters === 'definition';
+  }
+
   /**
-   * What the fprobe's target needs at definition time. 7.x only checks that
-   * the pattern matches a traceable function (trace_fprobe_verify_target; the
-   * fprobe registers when the event is enabled); 6.12 registers the fprobe at
-   * once (register_fprobe(): the ftrace filter must match, EINVAL otherwise).
+   * What the fprobe's target needs at definition time. Registered on enable,
+   * the pattern need only match a traceable function
+   * (trace_fprobe_verify_target); registered at definition, the fprobe
+   * registers at once (register_fprobe(): the ftrace filter must match,
+   * EINVAL otherwise).
    */
   register(): KRet {
     const ret = this.verifyTarget();
     if (ret) return ret;
     const rt = this.reg.runtime;
-    // 6.12 registers at definition, disabled unless the event is on
-    if (rt && (rt.kernel.series === '6.12' || this.event.enabled)) {
+    // registered at definition, disabled unless the event is on
+    if (rt && (this.atDefinition || this.event.enabled)) {
       try {
         this.attach(rt);
       } catch (e) {
@@ -123,7 +130,7 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
   private verifyTarget(): KRet {
     const { env } = this.reg;
     const { loc } = this;
-    if (env.series === '6.12') {
+    if (this.atDefinition) {
       const u = updateSymbolArgs(this.tp.args, env);
       if (u) return u;
       if (loc.tracepoint) return 0;
@@ -134,13 +141,14 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
   }
 
   /**
-   * 7.x __register_trace_fprobe(), run when the event is enabled: `@symbol`
+   * __register_trace_fprobe(), run when the event is enabled: `@symbol`
    * arguments resolve now (ENOENT if unknown) and the pattern must still match.
-   * 6.12 did all this at definition (verifyTarget): enabling cannot fail there.
+   * Registered at definition, all this was done then (verifyTarget): enabling
+   * cannot fail.
    */
   private enableCheck(): KRet {
     const { env } = this.reg;
-    if (env.series === '6.12') return 0;
+    if (this.atDefinition) return 0;
     const u = updateSymbolArgs(this.tp.args, env);
     if (u) return u;
     if (this.loc.tracepoint) return 0;
@@ -155,7 +163,7 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
 
   enable(): void {
     const rt = this.reg.live();
-    if (rt.kernel.series === '6.12') {
+    if (this.atDefinition) {
       if (this.fp) enableFprobe(this.fp);
       return;
     }
@@ -165,9 +173,9 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
     this.attach(rt);
   }
 
-  /** 7.2 detaches the fprobe; 6.12 keeps it, disabled. */
+  /** Registered on enable, the fprobe is detached; registered at definition, it stays, disabled. */
   disable(): void {
-    if (this.reg.live().kernel.series === '6.12') {
+    if (this.atDefinition) {
       if (this.fp) disableFprobe(this.fp);
     } else this.detach();
   }
@@ -187,7 +195,7 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
         : (_fp, ip, _retIp, regs, _data, task) => this.fentry(rt, ip, regs, task),
       exit: tp.isReturn ? (_fp, ip, retIp, regs, data, task) => this.fexit(rt, ip, retIp, regs, data, task) : undefined,
     });
-    if (kernel.series === '6.12' && !this.event.enabled) fp.disabled = true;
+    if (this.atDefinition && !this.event.enabled) fp.disabled = true;
     let tpoint: TraceFprobe['tpoint'];
     if (loc.tracepoint) {
       const stub = `__probestub_${loc.symbol}`;

@@ -1,7 +1,7 @@
 /**
  * Parsing fprobe and tracepoint-probe events (trace_fprobe.c):
  * `f[:[GRP/][EVENT]] [MOD:]SYM[%return] [ARGS]` and
- * `t[:[GRP/][EVENT]] TRACEPOINT [ARGS]`; 6.12 also takes `f<MAXACTIVE>`.
+ * `t[:[GRP/][EVENT]] TRACEPOINT [ARGS]`; with fprobeMaxactive also `f<MAXACTIVE>`.
  * The result is a TraceFprobe (trace_fprobe.ts) that then registers.
  */
 import { parseEventName } from '../probe/event_name.js';
@@ -64,8 +64,7 @@ export function createTraceFprobe(raw: string, reg: DynEventRegistry, sink: Erro
   const log = new ProbeLog('trace_fprobe', argv, sink);
   const ctx: FprobeContext = newContext(reg.env, log, TPARG.KERNEL | TPARG.FPROBE);
   const ret = createInternal(argv, ctx, reg);
-  // 7.x reports every registration failure as EINVAL
-  if (ret && reg.env.series !== '6.12' && ctx.registering) return 'EINVAL';
+  if (ret && reg.env.profile.fprobeEventFailsEinval && ctx.registering) return 'EINVAL';
   return ret;
 }
 
@@ -74,13 +73,13 @@ type FprobeContext = ParseContext & { registering?: boolean };
 
 function createInternal(argv: string[], ctx: FprobeContext, reg: DynEventRegistry): KRet {
   const { log, env } = ctx;
-  const old = env.series === '6.12';
+  const { fprobeMaxactive } = env.profile;
   const tracepoint = argv[0][0] === 't';
   let group = tracepoint ? TRACEPOINT_EVENT_SYSTEM : FPROBE_EVENT_SYSTEM;
   let event: string | undefined;
   let eventAt = 0;
   let maxactive = 0;
-  if (old) {
+  if (fprobeMaxactive) {
     const colon = argv[0].indexOf(':', 1);
     if (colon >= 0) {
       event = argv[0].slice(colon + 1);
@@ -105,7 +104,7 @@ function createInternal(argv: string[], ctx: FprobeContext, reg: DynEventRegistr
   const sr = parseSymbolAndReturn(argv, tracepoint, log);
   if (!sr) return 'EINVAL';
   const { symbol, isReturn } = sr;
-  if (old && !isReturn && maxactive) {
+  if (fprobeMaxactive && !isReturn && maxactive) {
     log.setIndex(0);
     log.err(1, 'BAD_MAXACT_TYPE');
     return 'EINVAL';
@@ -133,7 +132,7 @@ function createInternal(argv: string[], ctx: FprobeContext, reg: DynEventRegistr
 
   const pa = parseFunctionProbeArgs(argv, ctx);
   if (typeof pa === 'string') return pa;
-  if (!old && isReturn && pa.entryArgs.length && pa.entryDataSize() > MAX_FPROBE_DATA_SIZE) {
+  if (env.profile.fprobeBackend === 'fgraph' && isReturn && pa.entryArgs.length && pa.entryDataSize() > MAX_FPROBE_DATA_SIZE) {
     log.setIndex(2);
     log.err(0, 'TOO_MANY_EARGS');
     return 'E2BIG';

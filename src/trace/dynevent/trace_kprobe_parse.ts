@@ -24,12 +24,12 @@ function splitSymbolOffset(symbol: string): { symbol: string; offset: bigint } |
   return r.ok ? { symbol: symbol.slice(0, i), offset: r.value } : undefined;
 }
 
-/** number_of_same_symbols(): vmlinux first (7.x stops there), then modules. */
+/** number_of_same_symbols(): vmlinux first (where symbolCountVmlinuxFirst, a match there ends it), then modules. */
 function countSymbols(reg: DynEventRegistry, mod: string | undefined, name: string): number {
   const ks = reg.env.kallsyms;
   if (mod) return ks.countName(name, mod);
   const n = ks.countName(name);
-  if (n > 0 && reg.env.series !== '6.12') return n;
+  if (n > 0 && reg.env.profile.symbolCountVmlinuxFirst) return n;
   return n + ks.countName(name, '*');
 }
 

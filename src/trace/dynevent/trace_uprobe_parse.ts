@@ -23,7 +23,7 @@ export function createTraceUprobe(raw: string, reg: DynEventRegistry, sink: Erro
   const log = new ProbeLog('trace_uprobe', argv, sink);
   if (argv.length - 2 > MAX_TRACE_ARGS) {
     log.setIndex(2);
-    if (env.series !== '6.12') log.err(0, 'TOO_MANY_ARGS');
+    if (env.profile.logsTooManyArgs) log.err(0, 'TOO_MANY_ARGS');
     return 'E2BIG';
   }
   let event: string | undefined = argv[0][1] === ':' ? argv[0].slice(2) : undefined;

@@ -1,9 +1,9 @@
 /**
  * syscalls/sys_enter_* and sys_exit_*: their output is not their print fmt
  * but print_syscall_enter() / print_syscall_exit(): "sys_NAME(arg: value, ...)"
- * and "sys_NAME -> 0xRET". 7.2 also shows the user memory it recorded.
+ * and "sys_NAME -> 0xRET"; with syscallUserData also the user memory recorded.
  */
-import type { Series } from '../../kernel/series.js';
+import type { KernelProfile } from '../../kernel/profiles/profile.js';
 import type { EventField, OutputContext, TraceRecord } from '../event_type.js';
 import type { StaticEventSpec } from './catalogue.js';
 import { dynamicBytes, fieldLayout, type FieldLayout } from './field_layout.js';
@@ -59,14 +59,14 @@ function cstr(b: Buffer): string {
 export class SyscallEnterType extends StaticEventType {
   /** The syscall's arguments (the fields between __syscall_nr and the user data). */
   readonly args: FieldLayout[];
-  /** Per argument: its recorded user data field (7.2), if any. */
+  /** Per argument: its recorded user data field (syscallUserData), if any. */
   readonly userFields: Array<FieldLayout | undefined>;
   readonly syscall: string;
 
   constructor(
     spec: StaticEventSpec,
     env: PrintEnvSource,
-    private readonly series: Series,
+    private readonly profile: KernelProfile,
   ) {
     super(spec, env);
     this.syscall = syscallOf(spec.name);
@@ -83,7 +83,7 @@ export class SyscallEnterType extends StaticEventType {
   override output(rec: TraceRecord, ctx: OutputContext): string {
     const data = rec.data;
     const verbose = ctx.option('verbose');
-    if (this.series === '6.12') {
+    if (!this.profile.syscallUserData) {
       const parts = this.args.map((a, i) => `${verbose ? `${a.type} ` : ''}${a.name}: ${this.arg(data, i).toString(16)}`);
       return `sys_${this.syscall}(${parts.join(', ')})`;
     }

@@ -8,7 +8,7 @@ import type { ExecContext } from '../../kernel/context.js';
 import { fail } from '../../kernel/errno.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import type { AddressSpace } from '../../kernel/memory.js';
-import type { Series } from '../../kernel/series.js';
+import type { KernelProfile } from '../../kernel/profiles/profile.js';
 import type { SymbolTable } from '../../kernel/symbols.js';
 import { Task } from '../../kernel/task.js';
 import type { TracepointProbe, TracepointRegistry } from '../../kernel/tracepoint.js';
@@ -62,7 +62,7 @@ function cString(b: Buffer | undefined, max = 4096): Buffer | undefined {
 }
 
 export class TraceEvents {
-  readonly series: Series;
+  readonly profile: KernelProfile;
   readonly kernel: Kernel;
   readonly strings = new KernelStringTable();
   readonly triggerCommands = standardTriggerCommands();
@@ -92,10 +92,10 @@ export class TraceEvents {
 
   private constructor(readonly tracing: Tracing) {
     this.kernel = tracing.kernel;
-    this.series = tracing.kernel.series;
+    this.profile = tracing.kernel.profile;
     this.memory = defaultMemory(tracing.kernel);
     this.hashPointer = pointerHasher(BigInt.asUintN(64, BigInt(tracing.kernel.seed) * 0x9e3779b97f4a7c15n + 0x632be59bd9b4e019n));
-    const cat = loadCatalogue(this.series);
+    const cat = loadCatalogue(this.profile.dataSeries);
     this.firstEventId = Math.min(...cat.events.map((e) => e.id));
     this.internal = new Map(cat.internal.map((e) => [e.name, e]));
     this.syscalls = new SyscallTracepoints(this);
@@ -107,7 +107,7 @@ export class TraceEvents {
     const env = () => this.printEnv();
     for (const spec of cat.events) {
       if (tracing.eventTypes.byId(spec.id) || tracing.eventTypes.get(spec.system, spec.name)) continue;
-      const type = tracing.eventTypes.register(createStaticEventType(spec, env, this.series));
+      const type = tracing.eventTypes.register(createStaticEventType(spec, env, this.profile));
       this.order.push(type);
       this.regs.set(type, this.syscalls.registrationFor(type) ?? this.tracepointRegistration(type));
     }

@@ -145,7 +145,7 @@ function prologue(ctx: TracerPrintContext, st: GraphIterState, flags: Flags, rec
   if (flags.has('funcgraph-abstime')) s += absTime(rec.ts);
   if (flags.has('funcgraph-cpu')) s += graphCpu(tr.tracing.kernel, rec.cpu);
   if (flags.has('funcgraph-proc')) s += graphProc(tr, pid) + ' | ';
-  if (tr.options.has('latency-format')) s += ` ${latFlags(tr.series, rec.data[2], rec.data[3])} | `;
+  if (tr.options.has('latency-format')) s += ` ${latFlags(tr.profile, rec.data[2], rec.data[3])} | `;
   return s;
 }
 
@@ -176,13 +176,13 @@ interface GraphRet {
 }
 
 function readRet(tr: TraceArray, d: Buffer): GraphRet {
-  const is612 = tr.series === '6.12';
+  const intDepth = tr.profile.graphDepth === 'int';
   const retval = tr.tracing.kernel.features.has('graph-retval');
   const base = retval ? 24 : 16;
   return {
     func: d.readBigUInt64LE(8),
     retval: retval ? d.readBigUInt64LE(16) : undefined,
-    depth: is612 ? d.readInt32LE(base) : d.readUInt32LE(base),
+    depth: intDepth ? d.readInt32LE(base) : d.readUInt32LE(base),
     overrun: d.readUInt32LE(base + 4),
     calltime: d.readBigUInt64LE(base + 8),
     rettime: d.readBigUInt64LE(base + 16),
@@ -190,10 +190,10 @@ function readRet(tr: TraceArray, d: Buffer): GraphRet {
 }
 
 function readEntDepth(tr: TraceArray, d: Buffer): number {
-  return tr.series === '6.12' ? d.readInt32LE(16) : Number(BigInt.asIntN(64, d.readBigUInt64LE(16)));
+  return tr.profile.graphDepth === 'int' ? d.readInt32LE(16) : Number(BigInt.asIntN(64, d.readBigUInt64LE(16)));
 }
 
-/** print_graph_retval(): `func(); /* ret=... *\/` or `} /* func ret=... *\/` (6.12: `= ...`). */
+/** print_graph_retval(): `func(); /* ret=... *\/` or `} /* func ret=... *\/` (the label is the profile's). */
 function retvalText(kernel: Kernel, flags: Flags, entryText: string | undefined, ret: GraphRet): string {
   const hex = flags.has('funcgraph-retval-hex');
   const printRetval = flags.has('funcgraph-retval');
@@ -209,8 +209,7 @@ function retvalText(kernel: Kernel, flags: Flags, entryText: string | undefined,
     s = entryText;
     if (printRetval) s += ' /*';
   } else s = `} /* ${fnName(kernel, ret.func)}`;
-  // 6.12 prints `= value`, 7.2 `ret=value`.
-  const label = kernel.series === '6.12' ? ' = ' : ' ret=';
+  const label = kernel.profile.graphRetvalLabel;
   if (printRetval) s += hex || err === 0n ? `${label}0x${retval.toString(16)}` : `${label}${err}`;
   if (entryText === undefined || printRetval) s += ' */';
   return s;

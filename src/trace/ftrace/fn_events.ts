@@ -1,11 +1,10 @@
 /**
  * The records the function tracers write (trace_entries.h): ftrace/function
  * (TRACE_FN), ftrace/funcgraph_entry and ftrace/funcgraph_exit, with the
- * layouts and formats of each series, and how the trace file prints them
+ * layouts and formats the series' profile gives them, and how the trace file prints them
  * when no tracer prints them itself.
  */
 import type { Kernel } from '../../kernel/kernel.js';
-import type { Series } from '../../kernel/series.js';
 import type { EventField, OutputContext, TraceRecord } from '../event_type.js';
 import type { PrintableEventType } from '../ftrace_entries.js';
 import { printIpSym } from '../ksym.js';
@@ -62,8 +61,8 @@ export function argsOf(d: Buffer, off: number): bigint[] {
 
 export function registerFnEvents(tracing: Tracing, retval: boolean): FnEventTypes {
   const kernel = tracing.kernel;
-  const series: Series = kernel.series;
-  const is72 = series !== '6.12';
+  const { functionArgs } = kernel.profile;
+  const unsignedDepth = kernel.profile.graphDepth === 'unsigned';
   const hex = (v: bigint) => v.toString(16);
 
   const fn: PrintableEventType = {
@@ -71,7 +70,7 @@ export function registerFnEvents(tracing: Tracing, retval: boolean): FnEventType
     system: 'ftrace',
     name: 'function',
     internal: true,
-    fields: is72
+    fields: functionArgs
       ? [field('unsigned long', 'ip', 8, 8), field('unsigned long', 'parent_ip', 16, 8), field('unsigned long', 'args[]', 24, 0)]
       : [field('unsigned long', 'ip', 8, 8), field('unsigned long', 'parent_ip', 16, 8)],
     printFmt: '" %ps <-- %ps", (void *)REC->ip, (void *)REC->parent_ip',
@@ -79,20 +78,19 @@ export function registerFnEvents(tracing: Tracing, retval: boolean): FnEventType
     raw: (rec) => `${hex(rec.data.readBigUInt64LE(8))} ${hex(rec.data.readBigUInt64LE(16))}`,
   };
 
-  const graphEntSize = is72 ? 24 : 20;
-  const depthType = is72 ? 'unsigned long' : 'int';
+  const graphEntSize = unsignedDepth ? 24 : 20;
+  const entFields = [field('unsigned long', 'func', 8, 8), unsignedDepth ? field('unsigned long', 'depth', 16, 8) : field('int', 'depth', 16, 4, true)];
+  if (functionArgs) entFields.push(field('unsigned long', 'args[]', graphEntSize, 0));
   const graphEnt: PrintableEventType = {
     id: TRACE_GRAPH_ENT,
     system: 'ftrace',
     name: 'funcgraph_entry',
     internal: true,
-    fields: is72
-      ? [field('unsigned long', 'func', 8, 8), field(depthType, 'depth', 16, 8), field('unsigned long', 'args[]', 24, 0)]
-      : [field('unsigned long', 'func', 8, 8), field('int', 'depth', 16, 4, true)],
-    printFmt: is72 ? '"--> %ps (%lu)", (void *)REC->func, REC->depth' : '"--> %ps (%d)", (void *)REC->func, REC->depth',
+    fields: entFields,
+    printFmt: unsignedDepth ? '"--> %ps (%lu)", (void *)REC->func, REC->depth' : '"--> %ps (%d)", (void *)REC->func, REC->depth',
     output(rec) {
       const d = rec.data;
-      const depth = is72 ? d.readBigUInt64LE(16).toString() : String(d.readInt32LE(16));
+      const depth = unsignedDepth ? d.readBigUInt64LE(16).toString() : String(d.readInt32LE(16));
       return `--> ${printIpSym(kernel, d.readBigUInt64LE(8), { symOffset: false, symAddr: false })} (${depth})`;
     },
   };
@@ -100,12 +98,12 @@ export function registerFnEvents(tracing: Tracing, retval: boolean): FnEventType
   const layout: GraphRetLayout = retval
     ? { retval: 16, depth: 24, overrun: 28, calltime: 32, rettime: 40, size: 48 }
     : { depth: 16, overrun: 20, calltime: 24, rettime: 32, size: 40 };
-  const dep = is72 ? 'unsigned int' : 'int';
-  const fmtD = is72 ? '%u' : '%d';
+  const dep = unsignedDepth ? 'unsigned int' : 'int';
+  const fmtD = unsignedDepth ? '%u' : '%d';
   const retFields = [field('unsigned long', 'func', 8, 8)];
   if (retval) retFields.push(field('unsigned long', 'retval', 16, 8));
   retFields.push(
-    field(dep, 'depth', layout.depth, 4, !is72),
+    field(dep, 'depth', layout.depth, 4, !unsignedDepth),
     field('unsigned int', 'overrun', layout.overrun, 4),
     field('unsigned long long', 'calltime', layout.calltime, 8),
     field('unsigned long long', 'rettime', layout.rettime, 8),
@@ -121,7 +119,7 @@ export function registerFnEvents(tracing: Tracing, retval: boolean): FnEventType
       : `"<-- %ps (${fmtD}) (start: %llx  end: %llx) over: ${fmtD}", (void *)REC->func, REC->depth, REC->calltime, REC->rettime, REC->depth`,
     output(rec) {
       const d = rec.data;
-      const depth = is72 ? d.readUInt32LE(layout.depth) : d.readInt32LE(layout.depth);
+      const depth = unsignedDepth ? d.readUInt32LE(layout.depth) : d.readInt32LE(layout.depth);
       let s =
         `<-- ${printIpSym(kernel, d.readBigUInt64LE(8), { symOffset: false, symAddr: false })} (${depth}) ` +
         `(start: ${hex(d.readBigUInt64LE(layout.calltime))}  end: ${hex(d.readBigUInt64LE(layout.rettime))}) over: ${depth}`;

@@ -28,7 +28,7 @@ function field(type: string, name: string, offset: number, size: number): EventF
 
 export function registerFuncRepeats(tracing: Tracing): PrintableEventType {
   const kernel = tracing.kernel;
-  const id = kernel.series === '6.12' ? 19 : 20;
+  const id = kernel.profile.ftraceEntryIds.funcRepeats;
   const t: PrintableEventType = {
     id,
     system: 'ftrace',
@@ -90,7 +90,7 @@ export class FuncRepeats {
     const l = this.last[ctx.cpu];
     if (l.count) {
       const delta = BigInt(Math.max(0, this.tr.clock.now() - l.tsLastCall));
-      const id = this.tr.series === '6.12' ? 19 : 20;
+      const id = this.tr.profile.ftraceEntryIds.funcRepeats;
       writeRecord(this.tr, ctx, id, 32, (buf, off) => {
         buf.writeBigUInt64LE(l.ip, off + 8);
         buf.writeBigUInt64LE(l.parentIp, off + 16);

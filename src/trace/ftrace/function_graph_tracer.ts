@@ -8,7 +8,6 @@
 import type { ExecContext } from '../../kernel/context.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { ARG_REGS, type PtRegs } from '../../kernel/regs.js';
-import { atLeast } from '../../kernel/series.js';
 import type { Task } from '../../kernel/task.js';
 import { Fgraph, type FgraphEnt, type FgraphEntryFunc, type FgraphOps, type FgraphRet, type FgraphRetFunc } from '../../ftrace/fgraph.js';
 import { Ftrace } from '../../ftrace/ftrace.js';
@@ -58,9 +57,9 @@ export function graphTracerOptions(kernel: Kernel): TracerOption[] {
   if (kernel.features.has('graph-retval')) {
     o.push({ name: 'funcgraph-retval', default: false }, { name: 'funcgraph-retval-hex', default: false });
   }
-  if (atLeast(kernel.series, '7.2')) o.push({ name: 'funcgraph-args', default: false });
+  if (kernel.profile.functionArgs) o.push({ name: 'funcgraph-args', default: false });
   o.push({ name: 'sleep-time', default: true });
-  if (!atLeast(kernel.series, '7.2') && kernel.features.has('function-profiler')) o.push({ name: 'graph-time', default: true });
+  if (!kernel.profile.profilerCoreOptions && kernel.features.has('function-profiler')) o.push({ name: 'graph-time', default: true });
   return o;
 }
 
@@ -124,12 +123,12 @@ class GraphCallbacks {
     if (this.tr.tracing.tracingThresh) return true;
     const ctx = contextOf(this.kernel, task);
     const len = 24 + (regs ? FTRACE_REGS_MAX_ARGS * 8 : 0);
-    const is612 = this.kernel.series === '6.12';
-    writeRecord(this.tr, ctx, TRACE_GRAPH_ENT, is612 ? 20 : len, (buf, off) => {
+    const intDepth = this.kernel.profile.graphDepth === 'int';
+    writeRecord(this.tr, ctx, TRACE_GRAPH_ENT, intDepth ? 20 : len, (buf, off) => {
       buf.writeBigUInt64LE(trace.func, off + 8);
-      if (is612) buf.writeInt32LE(trace.depth, off + 16);
+      if (intDepth) buf.writeInt32LE(trace.depth, off + 16);
       else buf.writeBigInt64LE(BigInt(trace.depth), off + 16);
-      if (regs && !is612) for (let i = 0; i < FTRACE_REGS_MAX_ARGS; i++) buf.writeBigUInt64LE(regs.get(ARG_REGS[i]), off + 24 + 8 * i);
+      if (regs && this.kernel.profile.functionArgs) for (let i = 0; i < FTRACE_REGS_MAX_ARGS; i++) buf.writeBigUInt64LE(regs.get(ARG_REGS[i]), off + 24 + 8 * i);
     });
     return true;
   }
@@ -163,11 +162,11 @@ class GraphCallbacks {
   /** __trace_graph_return(). */
   record(ctx: ExecContext, trace: FgraphRet, calltime: number, rettime: number): void {
     const l = this.layout;
-    const is612 = this.kernel.series === '6.12';
+    const intDepth = this.kernel.profile.graphDepth === 'int';
     writeRecord(this.tr, ctx, TRACE_GRAPH_RET, l.size, (buf, off) => {
       buf.writeBigUInt64LE(trace.func, off + 8);
       if (l.retval !== undefined) buf.writeBigUInt64LE(BigInt.asUintN(64, trace.retval), off + l.retval);
-      if (is612) buf.writeInt32LE(trace.depth, off + l.depth);
+      if (intDepth) buf.writeInt32LE(trace.depth, off + l.depth);
       else buf.writeUInt32LE(trace.depth >>> 0, off + l.depth);
       buf.writeUInt32LE(trace.overrun >>> 0, off + l.overrun);
       buf.writeBigUInt64LE(BigInt(calltime), off + l.calltime);

@@ -10,8 +10,8 @@ import { Ftrace } from '../../ftrace/ftrace.js';
 import type { FtraceFunc } from '../../ftrace/ftrace_ops.js';
 import { contextOf } from '../../ftrace/kernel_seam.js';
 import { ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from '../../ftrace/recursion.js';
+import type { KernelProfile } from '../../kernel/profiles/profile.js';
 import { ARG_REGS, type PtRegs } from '../../kernel/regs.js';
-import { atLeast } from '../../kernel/series.js';
 import type { TraceArray } from '../trace_array.js';
 import type { Tracer, TracerOption } from '../tracer.js';
 import { ArrayFtrace } from './array_ftrace.js';
@@ -109,12 +109,12 @@ function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFu
   };
 }
 
-export function functionTracer(series: TraceArray['series']): Tracer {
+export function functionTracer(profile: KernelProfile): Tracer {
   const options: TracerOption[] = [
     { name: OPT_STACK, default: false },
     { name: OPT_NO_REPEATS, default: false },
   ];
-  if (atLeast(series, '7.2')) options.push({ name: OPT_ARGS, default: false });
+  if (profile.functionArgs) options.push({ name: OPT_ARGS, default: false });
   const tracer: Tracer = {
     name: 'function',
     allowInstances: true,

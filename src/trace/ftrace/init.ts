@@ -20,7 +20,7 @@ export function initFtrace(tracing: Tracing): void {
   const types = registerFnEvents(tracing, kernel.features.has('graph-retval'));
   registerKernelStack(tracing);
   registerFuncRepeats(tracing);
-  tracing.tracers.register(functionTracer(kernel.series));
+  tracing.tracers.register(functionTracer(kernel.profile));
   const graph = functionGraphTracer(kernel, () => types.graphRet_);
   tracing.tracers.register(graph);
   graphTracers.set(tracing, graph);

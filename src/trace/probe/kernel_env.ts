@@ -69,7 +69,7 @@ export function kernelKallsymsEnv(kernel: Kernel): KallsymsEnv {
 export function kernelProbeEnv(kernel: Kernel, extras: ProbeEnvExtras = {}): ProbeEnv {
   const kallsyms = kernelKallsymsEnv(kernel);
   return {
-    series: kernel.series,
+    profile: kernel.profile,
     possibleCpus: kernel.nrCpus,
     kallsyms,
     kprobeSite: (addr, notraceCheck) => kprobeSite(kernel, addr, notraceCheck),

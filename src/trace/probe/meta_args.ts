@@ -182,7 +182,7 @@ export function parseFunctionProbeArgs(argv: readonly string[], ctx: ParseContex
   if (expanded) args = expanded;
   if (args.length > MAX_TRACE_ARGS) {
     log.setIndex(2);
-    if (env.series !== '6.12') log.err(0, 'TOO_MANY_ARGS');
+    if (env.profile.logsTooManyArgs) log.err(0, 'TOO_MANY_ARGS');
     return 'E2BIG';
   }
   const d = expandDentryArgs(args, dentryOffsets(env));

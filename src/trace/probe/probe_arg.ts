@@ -279,7 +279,7 @@ function parseProbeArg(arg: string, pc: CodeRef, end: number, ctx: ParseContext)
       }
       break;
     case '(':
-      if (ctx.env.series === '6.12') break;
+      if (!ctx.env.profile.probeTypecasts) break;
       ret = handleTypecast(arg, pc, end, ctx);
       break;
     default:

@@ -6,7 +6,7 @@
 import type { CType, TypeDb } from '../../kernel/ctypes.js';
 import type { ErrnoName } from '../../kernel/errno.js';
 import type { KprobeSite } from '../../kernel/kprobe_site.js';
-import type { Series } from '../../kernel/series.js';
+import type { KernelProfile } from '../../kernel/profiles/profile.js';
 import type { EventField } from '../event_type.js';
 import type { ErrorLogEntry } from './probe_log.js';
 
@@ -64,7 +64,8 @@ export interface EventView {
 }
 
 export interface ProbeEnv {
-  readonly series: Series;
+  /** The kernel series' profile: where probe types differ between series. */
+  readonly profile: KernelProfile;
   /** num_possible_cpus(): the default kretprobe maxactive is max(10, 2 x this). */
   readonly possibleCpus: number;
   readonly kallsyms: KallsymsEnv;

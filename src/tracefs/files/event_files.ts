@@ -4,7 +4,6 @@
  * show_event_triggers and syscall_user_buf_size.
  */
 import { fail } from '../../kernel/errno.js';
-import { atLeast } from '../../kernel/series.js';
 import type { ArrayEvents } from '../../trace/events/array_events.js';
 import { updateBuffers } from '../../trace/events/array_hooks.js';
 import { SYSCALL_USER_BUF_MAX } from '../../trace/events/array_events.js';
@@ -38,7 +37,7 @@ function holding(tr: TraceArray, ops: FileOps, ae?: ArrayEvents): FileOps {
 }
 
 function setEventFile(ae: ArrayEvents): FileOps {
-  const allowMod = atLeast(ae.events.series, '7.2');
+  const allowMod = ae.events.profile.setEventModules;
   return {
     ...seqRead(() => showSetEvent(ae)),
     open(f) {
@@ -135,14 +134,15 @@ function availableEvents(te: TraceEvents): string {
 /** Adds the root event files of a trace array to its directory. */
 export function addEventRootFiles(dir: Dir, te: TraceEvents, tr: TraceArray): void {
   const ae = te.array(tr);
-  const v72 = atLeast(te.series, '7.2');
   dir.add(new File('set_event', 0o640, holding(tr, setEventFile(ae), ae)));
   dir.add(new File('available_events', 0o440, holding(tr, seqRead(() => availableEvents(te)))));
   dir.add(new File('set_event_pid', 0o640, holding(tr, pidFile(ae, 'pids'), ae)));
   dir.add(new File('set_event_notrace_pid', 0o640, holding(tr, pidFile(ae, 'noPids'), ae)));
-  if (v72) {
+  if (te.profile.showEventFilters) {
     dir.add(new File('show_event_filters', 0o440, holding(tr, seqRead(() => showFilters(ae)))));
     dir.add(new File('show_event_triggers', 0o440, holding(tr, seqRead(() => showTriggersAll(ae)))));
+  }
+  if (te.profile.syscallUserData) {
     dir.add(
       new File('syscall_user_buf_size', 0o640, holding(tr, {
         ...seqRead(() => `${ae.syscallBufSize}\n`),

@@ -25,17 +25,11 @@ export function enabledFunctionsFile(kernel: Kernel, which: 'enabled' | 'touched
   });
 }
 
-/** Records per ftrace page group of each series' real kernel (pages and groups scale from them). */
-const PAGES: Record<string, { perPage: number; groups: number; bootNs?: number }> = {
-  '7.2': { perPage: 46795 / 192, groups: 2, bootNs: 29797462 },
-  '6.12': { perPage: 42862 / 176, groups: 3 },
-};
-
-/** dyn_ftrace_total_info: records, their pages and groups (and, since 7.x, update times). */
+/** dyn_ftrace_total_info: records, their pages and groups (and update times, where the series shows them). */
 export function dynFtraceTotalInfoFile(kernel: Kernel): FileOps {
   return seqRead(() => {
     const n = Ftrace.of(kernel).records.count;
-    const p = PAGES[kernel.series];
+    const p = kernel.profile.ftracePages;
     let s = `${n} pages:${Math.ceil(n / p.perPage)} groups: ${p.groups}\n`;
     if (p.bootNs !== undefined) s += `ftrace boot update time = ${p.bootNs} (ns)\nftrace module total update time = 0 (ns)\n`;
     return s;

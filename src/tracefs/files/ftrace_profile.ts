@@ -3,7 +3,6 @@
  * and trace_stat/function<cpu>.
  */
 import { FunctionProfiler, type ProfilerSettings } from '../../ftrace/function_profiler.js';
-import { atLeast } from '../../kernel/series.js';
 import { ArrayFtrace } from '../../trace/ftrace/array_ftrace.js';
 import type { Tracing } from '../../trace/tracing.js';
 import { Dir, File, type FileOps } from '../node.js';
@@ -15,7 +14,7 @@ export function profilerSettings(tracing: Tracing): ProfilerSettings {
   const top = () => tracing.top;
   const graphOpt = (name: string) => top().tracerOptions.get('function_graph')?.has(name) ?? true;
   return {
-    graphTime: () => (atLeast(tracing.kernel.series, '7.2') ? top().options.has('graph-time') : graphOpt('graph-time')),
+    graphTime: () => (tracing.kernel.profile.profilerCoreOptions ? top().options.has('graph-time') : graphOpt('graph-time')),
     sleepTime: () => graphOpt('sleep-time'),
     threshNs: () => tracing.tracingThresh * 1000,
     textOffset: () => top().options.has('prof-text-offset'),

@@ -69,7 +69,7 @@ export function addCoreFiles(dir: Dir, tr: TraceArray): void {
   add('buffer_subbuf_size_kb', 0o640, bufferSubbufSizeFile(tr));
   add('snapshot', 0o640, snapshotFile(tr));
   add('error_log', 0o640, errorLogFile(tr));
-  if (tr.series === '6.12' && tr.isTop) add('tracing_max_latency', 0o640, tracingMaxLatencyFile(tr));
+  if (tr.profile.maxLatencyFile && tr.isTop) add('tracing_max_latency', 0o640, tracingMaxLatencyFile(tr));
   addFtraceFiles(dir, tr);
   const options = dir.add(optionsDir(tr));
   const onTracer = (t: Tracer) => addTracerOptionFiles(options, tr, t);
@@ -92,7 +92,7 @@ export function removeCoreFiles(tr: TraceArray): void {
 export function addTopFiles(root: Dir, tracing: Tracing): void {
   const add = (name: string, perm: number, fops: ConstructorParameters<typeof File>[2]) =>
     root.add(new File(name, perm, fops));
-  add('README', 0o440, seqRead(() => readmeText(tracing.kernel.series, tracing.features)));
+  add('README', 0o440, seqRead(() => readmeText(tracing.kernel.profile, tracing.features)));
   add('tracing_thresh', 0o640, tracingThreshFile(tracing));
   add('saved_cmdlines', 0o440, savedCmdlinesFile(tracing));
   add('saved_cmdlines_size', 0o640, savedCmdlinesSizeFile(tracing));

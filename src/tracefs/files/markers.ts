@@ -4,9 +4,9 @@ import { writeTraceMarker, writeTraceMarkerRaw } from '../../trace/trace_marker.
 import type { FileOps } from '../node.js';
 import { callerContext, trFile } from './common.js';
 
-/** Preemption depth the writer's record shows: 7.x copies the text with preemption disabled. */
+/** Preemption depth the writer's record shows: the per-CPU copy runs with preemption disabled. */
 function markerPreempt(tr: TraceArray): number {
-  return tr.series === '6.12' ? 0 : 1;
+  return tr.profile.markerCopy === 'per-cpu' ? 1 : 0;
 }
 
 export function traceMarkerFile(tr: TraceArray): FileOps {

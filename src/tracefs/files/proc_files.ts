@@ -45,7 +45,7 @@ export function procInterrupts(): FileOps {
 /** /proc/version, from the emulated kernel's banner (version_proc_show()). */
 export function procVersion(kernel: Kernel): FileOps {
   return {
-    ...seqRead(() => procVersionText(kernel.series)),
+    ...seqRead(() => procVersionText(kernel.profile.build)),
     names: { open: 'proc_reg_open', read: 'proc_reg_read_iter', write: 'proc_reg_write', release: 'proc_reg_release', llseek: 'proc_reg_llseek', fops: 'proc_iter_file_ops' },
   };
 }

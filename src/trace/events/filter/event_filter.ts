@@ -49,7 +49,7 @@ export function filterContext(file: EventFile): FilterContext {
   return {
     fields: file.type.fields,
     symbols: ev.symbols(),
-    series: ev.series,
+    profile: ev.profile,
     isFunctionEvent: file.type.system === 'ftrace' && file.type.name === 'function',
     nrCpus: ev.nrCpus,
   };

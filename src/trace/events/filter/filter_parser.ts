@@ -4,7 +4,7 @@
  * right with short-circuits (as kernel/trace/trace_events_filter.c does, so
  * that accepted inputs, error messages and error positions agree).
  */
-import type { Series } from '../../../kernel/series.js';
+import type { KernelProfile } from '../../../kernel/profiles/profile.js';
 import type { SymbolTable } from '../../../kernel/symbols.js';
 import type { EventField } from '../../event_type.js';
 import { COMMON_FIELDS, fieldLayout, type FieldLayout } from '../field_layout.js';
@@ -114,7 +114,8 @@ const GENERIC: FilterField[] = [
 export interface FilterContext {
   fields: readonly EventField[];
   symbols?: SymbolTable;
-  series: Series;
+  /** The series' profile: whether a filter may end after an operator. */
+  profile: KernelProfile;
   /** ftrace/function: only `ip` with an unquoted string (perf's convention). */
   isFunctionEvent?: boolean;
   nrCpus?: number;
@@ -382,7 +383,7 @@ class PredicateParser {
 }
 
 /** predicate_parse(): the first pass builds the branch program, then targets are folded. */
-function buildProgram(str: string, nrParens: number, nrPreds: number, pp: PredicateParser, series: Series, pe: ParseError): FilterProgram | number {
+function buildProgram(str: string, nrParens: number, nrPreds: number, pp: PredicateParser, profile: KernelProfile, pe: ParseError): FilterProgram | number {
   const INVERT = 1;
   const AND = 2;
   const OR = 4;
@@ -470,8 +471,8 @@ function buildProgram(str: string, nrParens: number, nrPreds: number, pp: Predic
       stack.pop();
     }
   }
-  // 6.12 refuses an input that ends after an operator ("a == 1 &&"); 7.2 lets it through.
-  if (!ended && N && series === '6.12') {
+  // An input that ends after an operator ("a == 1 &&") is refused, or let through.
+  if (!ended && N && profile.filterRejectsTrailingOp) {
     setErr(E.INVALID_FILTER, ptr);
     return -22;
   }
@@ -509,7 +510,7 @@ export function compileFilter(str: string, fc: FilterContext): FilterProgram {
     throw new FilterCompileError(st.code, pe);
   }
   if (!st.preds) throw new FilterCompileError(-22, pe);
-  const prog = buildProgram(str, st.parens, st.preds, new PredicateParser(fc), fc.series, pe);
+  const prog = buildProgram(str, st.parens, st.preds, new PredicateParser(fc), fc.profile, pe);
   if (typeof prog === 'number') throw new FilterCompileError(prog, pe);
   return prog;
 }

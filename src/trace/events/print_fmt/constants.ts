@@ -3,7 +3,7 @@
  * kernel having resolved them (no TRACE_DEFINE_ENUM for them): the compiled
  * TP_printk() knows their values, so the interpreter needs them too.
  */
-import type { Series } from '../../../kernel/series.js';
+import type { KernelProfile } from '../../../kernel/profiles/profile.js';
 
 const HRTIMER_MODES: Record<string, number> = {
   HRTIMER_MODE_ABS: 0x0, HRTIMER_MODE_REL: 0x1, HRTIMER_MODE_PINNED: 0x2, HRTIMER_MODE_SOFT: 0x4, HRTIMER_MODE_HARD: 0x8,
@@ -19,31 +19,31 @@ const TCP_STATES: Record<string, number> = {
 
 const IOPRIO: Record<string, number> = { IOPRIO_CLASS_NONE: 0, IOPRIO_CLASS_RT: 1, IOPRIO_CLASS_BE: 2, IOPRIO_CLASS_IDLE: 3, IOPRIO_CLASS_INVALID: 7 };
 
-/** Inode state bits: 7.2 moved the dirty bits up by one (bit 3 is reserved there). */
-function inodeStates(series: Series): Record<string, number> {
+/** Inode state bits: the dirty bits start at the profile's inodeDirtyFirstBit (a bit below them got reserved). */
+function inodeStates(profile: KernelProfile): Record<string, number> {
   const names = ['I_DIRTY_SYNC', 'I_DIRTY_DATASYNC', 'I_DIRTY_PAGES', 'I_WILL_FREE', 'I_FREEING', 'I_CLEAR', 'I_REFERENCED', 'I_LINKABLE', 'I_DIRTY_TIME', 'I_WB_SWITCH', 'I_OVL_INUSE', 'I_CREATING', 'I_DONTCACHE', 'I_SYNC_QUEUED', 'I_PINNING_NETFS_WB'];
-  const first = series === '6.12' ? 3 : 4;
+  const first = profile.inodeDirtyFirstBit;
   const out: Record<string, number> = { I_NEW: 1, I_SYNC: 2, I_LRU_ISOLATING: 4 };
   names.forEach((n, i) => (out[n] = 2 ** (first + i)));
   return out;
 }
 
-const cache = new Map<Series, ReadonlyMap<string, bigint>>();
+const cache = new Map<KernelProfile, ReadonlyMap<string, bigint>>();
 
-export function printFmtConstants(series: Series): ReadonlyMap<string, bigint> {
-  let m = cache.get(series);
+export function printFmtConstants(profile: KernelProfile): ReadonlyMap<string, bigint> {
+  let m = cache.get(profile);
   if (!m) {
     const all: Record<string, number | bigint> = {
       ...HRTIMER_MODES,
       ...TCP_STATES,
       ...IOPRIO,
-      ...inodeStates(series),
+      ...inodeStates(profile),
       // x86_64 without KASLR of the memory map: where struct pages start.
       vmemmap_base: 0xffffea0000000000n,
       page_offset_base: 0xffff888000000000n,
     };
     m = new Map(Object.entries(all).map(([k, v]) => [k, BigInt(v)]));
-    cache.set(series, m);
+    cache.set(profile, m);
   }
   return m;
 }
