@@ -14,6 +14,7 @@ import { Kprobes, Kretprobe } from '../src/ftrace/kprobes.js';
 import { ftraceTask } from '../src/ftrace/task_state.js';
 import type { Call } from '../src/kernel/executor.js';
 import { Kernel } from '../src/kernel/kernel.js';
+import { THREAD_SIZE } from '../src/kernel/kmem.js';
 import type { Series } from '../src/kernel/series.js';
 import { Task } from '../src/kernel/task.js';
 import { now } from './table.js';
@@ -55,7 +56,7 @@ export interface MissResult {
 let stackTop = 0xffffc90001000000n;
 function newTask(kernel: Kernel, pid: number): Task {
   const t = kernel.tasks.add(new Task(pid, pid, `t${pid}`, 1));
-  t.sp = stackTop += 0x4000n;
+  t.sp = stackTop += BigInt(THREAD_SIZE);
   return t;
 }
 

@@ -6,22 +6,17 @@
  * [GONE], [DISABLED], [OPTIMIZED], [FTRACE].
  */
 import type { KallsymsTable } from '../kernel/symbol_table.js';
-import { AggrKprobe, type Kprobe, type KprobeSlot } from './kprobes.js';
-
-const GONE = 1;
-const DISABLED = 2;
-const OPTIMIZED = 4;
-const FTRACE = 8;
+import { AggrKprobe, KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, type Kprobe, type KprobeSlot } from './kprobes.js';
 
 function line(symbols: KallsymsTable, p: Kprobe, pp: KprobeSlot): string {
   const addr = p.addr.toString(16).padStart(16, '0');
   const type = p.kretprobe ? 'r' : 'k';
   const l = symbols.lookup(p.addr);
   let s = l ? `${addr}  ${type}  ${l.sym.name}+0x${l.offset.toString(16)}  ${l.sym.module ?? ' '} ` : `${addr}  ${type}  0x${p.addr.toString(16)} `;
-  if (p.flags & GONE) s += '[GONE]';
-  if (p.flags & DISABLED && !(p.flags & GONE)) s += '[DISABLED]';
-  if (pp.flags & OPTIMIZED) s += '[OPTIMIZED]';
-  if (pp.flags & FTRACE) s += '[FTRACE]';
+  if (p.flags & KPROBE_FLAG_GONE) s += '[GONE]';
+  if (p.flags & KPROBE_FLAG_DISABLED && !(p.flags & KPROBE_FLAG_GONE)) s += '[DISABLED]';
+  if (pp.flags & KPROBE_FLAG_OPTIMIZED) s += '[OPTIMIZED]';
+  if (pp.flags & KPROBE_FLAG_FTRACE) s += '[FTRACE]';
   return s + '\n';
 }
 

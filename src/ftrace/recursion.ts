@@ -4,17 +4,13 @@
  * bit is already taken; taking it also disables preemption, which is what
  * the preempt-depth column of events recorded from hooks shows.
  */
+import { HARDIRQ_MASK, NMI_MASK, SOFTIRQ_MASK } from '../kernel/cpu.js';
 import type { Task } from '../kernel/task.js';
 import { ftraceTask } from './task_state.js';
 
 /** Bit groups: the function callbacks themselves, and the list / assist functions. */
 export const TRACE_FTRACE_START = 0;
 export const TRACE_LIST_START = 4;
-
-/** preempt_count() bits above the preemption depth. */
-const SOFTIRQ_MASK = 0xff00;
-const HARDIRQ_MASK = 0xf0000;
-const NMI_MASK = 0xf00000;
 
 /** interrupt_context_level(): 0 normal, 1 softirq, 2 hardirq, 3 NMI. */
 function contextLevel(task: Task): number {

@@ -7,13 +7,14 @@
  */
 import type { Kernel } from '../kernel/kernel.js';
 import { sprintSymbol } from '../kernel/kallsyms.js';
+import { THREAD_SIZE } from '../kernel/kmem.js';
 import type { PtRegs } from '../kernel/regs.js';
 import type { Task } from '../kernel/task.js';
 import { Ftrace } from './ftrace.js';
 import { FtraceOps } from './ftrace_ops.js';
 
-/** x86_64 kernel stacks: 16 KiB, aligned on their size. */
-export const THREAD_SIZE = 16384n;
+/** Kernel stacks are aligned on their size. */
+const STACK_SIZE = BigInt(THREAD_SIZE);
 const STACK_TRACE_ENTRIES = 500;
 /** Length of the __fentry__ call: its return address is ip + this. */
 const MCOUNT_INSN_SIZE = 5n;
@@ -75,7 +76,7 @@ export class StackTracer {
   private check(ret: bigint, regs: PtRegs, task: Task): void {
     // The return address into the traced function sits just below its own return slot.
     const here = regs.sp - 8n;
-    const top = (here & ~(THREAD_SIZE - 1n)) + THREAD_SIZE;
+    const top = (here & ~(STACK_SIZE - 1n)) + STACK_SIZE;
     const thisSize = Number(top - here);
     if (thisSize <= this.maxSize) return;
     this.maxSize = thisSize;

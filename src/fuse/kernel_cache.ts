@@ -15,6 +15,7 @@
  * once (inval_inode takes no lock), or through the dentry when the node's own
  * id is not known.
  */
+import { errno } from '../kernel/errno.js';
 import { Dir, type Node } from '../tracefs/node.js';
 import type { TreeWatcher } from '../tracefs/tree_watch.js';
 import { FUSE_ROOT_ID, type FuseInstance, type FuseRequest } from './native.js';
@@ -29,7 +30,6 @@ interface Known {
 
 /** LOOKUPs whose reply id is not taken yet, beyond which the binding is asked for them. */
 const PENDING_LIMIT = 1024;
-const ENOENT = 2;
 
 /** The binding's side of the cache: a FuseInstance, or a recorder in tests. */
 export type CacheNotifier = Pick<FuseInstance, 'invalEntry' | 'invalInodeNow' | 'flushNotices' | 'takeLookups'>;
@@ -118,7 +118,7 @@ export class KernelCache implements TreeWatcher {
 
   private forgetAttrs(n: Node, k: Known): void {
     const notifier = this.notifier!;
-    if (k.id !== undefined && notifier.invalInodeNow(k.id) !== -ENOENT) return;
+    if (k.id !== undefined && notifier.invalInodeNow(k.id) !== -errno.ENOENT) return;
     // Id unknown, or no longer the kernel's: drop the dentry, the next lookup brings fresh attributes.
     if (k.parent === undefined) return;
     notifier.invalEntry(k.parent, n.name);

@@ -10,7 +10,7 @@
  * scheduler state moves, which costs next to nothing.
  */
 import type { PathNode } from './call_paths.js';
-import type { Cpu } from './cpu.js';
+import { HARDIRQ_OFFSET, type Cpu } from './cpu.js';
 import type { Call } from './executor.js';
 import type { FunctionSampler } from './function_sampler.js';
 import type { Kernel } from './kernel.js';
@@ -149,10 +149,10 @@ export class Activity {
         const w = rng.pick(cands);
         if (k.tasks.role(w) === 'rcu_preempt') w.cpu = cpu.id;
         // Woken from the timer interrupt that ended the idle period.
-        curr.preemptCount += 0x10000;
+        curr.preemptCount += HARDIRQ_OFFSET;
         curr.irqsOff += 1;
         k.sched.wakeEvents(curr, w);
-        curr.preemptCount -= 0x10000;
+        curr.preemptCount -= HARDIRQ_OFFSET;
         curr.irqsOff -= 1;
       }
     }

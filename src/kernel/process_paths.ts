@@ -6,7 +6,7 @@
  * the parent's wait with sched_process_wait, and sched_process_free from an
  * RCU callback).
  */
-import { SOFTIRQ_OFFSET } from './cpu.js';
+import { SOFTIRQ_DISABLE_OFFSET, SOFTIRQ_OFFSET } from './cpu.js';
 import type { Kernel } from './kernel.js';
 import type { FnHook, RunCtx } from './path_runner.js';
 import { SYSCALL_NR } from './syscall_nr.js';
@@ -249,7 +249,7 @@ export class ProcessPaths {
     const cpu = k.sched.cpuOf(child);
     const host = cpu.curr;
     if (k.observed()) {
-      host.preemptCount += SOFTIRQ_OFFSET + 0x200;
+      host.preemptCount += SOFTIRQ_OFFSET + SOFTIRQ_DISABLE_OFFSET;
       try {
         const fire = (): void => k.tracepoints.fire('sched_process_free', k.context(host), { comm: child.comm, pid: child.pid, prio: child.prio });
         const fn = k.deep() ? k.runner.fn('delayed_put_task_struct') : undefined;
@@ -257,7 +257,7 @@ export class ProcessPaths {
         if (fn) void k.runner.call(fn, () => fire(), ctx, undefined);
         else fire();
       } finally {
-        host.preemptCount -= SOFTIRQ_OFFSET + 0x200;
+        host.preemptCount -= SOFTIRQ_OFFSET + SOFTIRQ_DISABLE_OFFSET;
       }
     }
     if (k.tasks.process(child.pid) === child) k.tasks.delete(child.pid);

@@ -10,8 +10,7 @@ import { existsSync, readFileSync, statfsSync } from 'node:fs';
 import { Btf } from './btf.js';
 import { cmpAddr, type ModuleInfo, type SymbolColumns } from './symbol_data.js';
 import { KallsymsTable } from './symbol_table.js';
-
-const TRACEFS_MAGIC = 0x74726163;
+import { TRACEFS_MAGIC } from './vfs.js';
 
 /** Parses /proc/kallsyms text (module lines end in `\t[module]`) into columns, with no traceable functions yet. */
 export function parseKallsyms(text: string, procModules = ''): SymbolColumns {

@@ -6,6 +6,7 @@
 import { type Caller, SELF } from '../kernel/caller.js';
 import { fail, KernelError } from '../kernel/errno.js';
 import type { Kernel, Syscall } from '../kernel/kernel.js';
+import { TRACEFS_MAGIC } from '../kernel/vfs.js';
 import {
   Dir,
   File,
@@ -41,7 +42,6 @@ export interface StatFs {
   namelen: number;
 }
 
-export const TRACEFS_MAGIC = 0x74726163;
 
 const noAbort = new AbortController().signal;
 

@@ -4,6 +4,7 @@
  * `t[:[GRP/][EVENT]] TRACEPOINT [ARGS]`; with fprobeMaxactive also `f<MAXACTIVE>`.
  * The result is a TraceFprobe (trace_fprobe.ts) that then registers.
  */
+import { MAX_FPROBE_DATA_SIZE } from '../../ftrace/fprobe.js';
 import { parseEventName } from '../probe/event_name.js';
 import { argvSplit, isalnum, isdigit, sanitizeEventName, truncate } from '../probe/kstr.js';
 import { parseFunctionProbeArgs } from '../probe/meta_args.js';
@@ -16,8 +17,6 @@ import { TraceFprobe } from './trace_fprobe.js';
 const FPROBE_EVENT_SYSTEM = 'fprobes';
 const TRACEPOINT_EVENT_SYSTEM = 'tracepoints';
 const RETHOOK_MAXACTIVE_MAX = 4096;
-/** MAX_FPROBE_DATA_SIZE: 15 words of entry data. */
-const MAX_FPROBE_DATA_SIZE = 120;
 
 /** parse_symbol_and_return(): `%return`, tracepoint name characters, and `$retval` making an exit probe. */
 function parseSymbolAndReturn(argv: readonly string[], tracepoint: boolean, log: ProbeLog): { symbol: string; isReturn: boolean } | undefined {

@@ -6,6 +6,7 @@
  * tracing_thresh, sleep-time and funcgraph-irqs.
  */
 import type { ExecContext } from '../../kernel/context.js';
+import { HARDIRQ_MASK } from '../../kernel/cpu.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { ARG_REGS, type PtRegs } from '../../kernel/regs.js';
 import type { Task } from '../../kernel/task.js';
@@ -25,8 +26,6 @@ import { writeRecord } from './record.js';
 const TRACE_GRAPH_FL = 1;
 const DEPTH_SHIFT = 1;
 const TRACE_GRAPH_NOTRACE = 1 << 3;
-
-const HARDIRQ_MASK = 0xf0000;
 
 /** Graph-tracer settings shared by every trace array (globals in the kernel). */
 export class GraphGlobals {

@@ -6,14 +6,16 @@
  * record layout they are stored in (fixed part, then the dynamic data of
  * strings located by `__data_loc` words).
  */
+import { errno } from '../../kernel/errno.js';
+import { THREAD_SIZE } from '../../kernel/kmem.js';
 import type { EventField } from '../event_type.js';
 import type { FetchInsn } from './fetch.js';
 import type { ProbeArg } from './parse_context.js';
 
 /** PATH_MAX: the longest string a probe fetches. */
 export const MAX_STRING_SIZE = 4096;
-/** THREAD_SIZE: x86_64 kernel stacks are 16 KiB (regs_within_kernel_stack()). */
-const THREAD_SIZE = 0x4000n;
+/** Kernel stacks are aligned on their size (regs_within_kernel_stack()). */
+const STACK_SIZE = BigInt(THREAD_SIZE);
 /** TASK_SIZE_MAX + PAGE_SIZE: copy_from_kernel_nofault() refuses addresses below. */
 const KERNEL_FLOOR = 0x00007ffffffff000n + 0x1000n;
 /** TASK_SIZE_MAX: copy_from_user_nofault() refuses addresses above. */
@@ -128,7 +130,7 @@ class Run {
     const regs = this.src.regs;
     if (!regs) return 0n;
     const addr = regs.sp + BigInt(n) * 8n;
-    if ((addr & ~(THREAD_SIZE - 1n)) !== (regs.sp & ~(THREAD_SIZE - 1n))) return 0n;
+    if ((addr & ~(STACK_SIZE - 1n)) !== (regs.sp & ~(STACK_SIZE - 1n))) return 0n;
     return this.src.mem.readKernel(addr, 8)?.readBigUInt64LE(0) ?? 0n;
   }
 
@@ -178,9 +180,9 @@ interface Dest {
   off: number;
 }
 
-const EFAULT = -14;
-const EILSEQ = -84;
-const ENOMEM = -12;
+const EFAULT = -errno.EFAULT;
+const EILSEQ = -errno.EILSEQ;
+const ENOMEM = -errno.ENOMEM;
 
 function storeRaw(buf: Buffer, off: number, size: number, v: bigint): void {
   if (off + size > buf.length) return;

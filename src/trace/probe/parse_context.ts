@@ -4,6 +4,7 @@
  */
 import type { ErrnoName } from '../../kernel/errno.js';
 import type { FuncParam, FuncProto, ResolvedType, StructType } from '../../kernel/ctypes.js';
+import { THREAD_SIZE } from '../../kernel/kmem.js';
 import type { FetchInsn, FetchType } from './fetch.js';
 import type { EventView, ProbeEnv } from './probe_env.js';
 import type { ProbeLog } from './probe_log.js';
@@ -31,8 +32,8 @@ export const MAX_BTF_ARGS_LEN = 128;
 export const MAX_DENTRY_ARGS_LEN = 256;
 export const MAX_PROBE_EVENT_SIZE = 3072;
 export const MAX_EVENT_NAME_LEN = 64;
-/** THREAD_SIZE / sizeof(long) on x86_64 (16 KiB stacks). */
-export const PARAM_MAX_STACK = 2048;
+/** THREAD_SIZE / sizeof(long). */
+export const PARAM_MAX_STACK = THREAD_SIZE / 8;
 
 /** One parsed argument (struct probe_arg). */
 export interface ProbeArg {

@@ -4,7 +4,7 @@
  * does not compile is kept as text with its error under it, and does not
  * filter; error_log gets an entry.
  */
-import { type ErrnoName, fail } from '../../../kernel/errno.js';
+import { type ErrnoName, errno, fail } from '../../../kernel/errno.js';
 import { logError } from '../array_hooks.js';
 import type { ArrayEvents } from '../array_events.js';
 import type { EventFile } from '../event_file.js';
@@ -21,11 +21,11 @@ export const DEFAULT_SYS_FILTER_MESSAGE =
 
 function errnoOf(ret: number): ErrnoName {
   switch (ret) {
-    case -1:
+    case -errno.EPERM:
       return 'EPERM';
-    case -2:
+    case -errno.ENOENT:
       return 'ENOENT';
-    case -3:
+    case -errno.ESRCH:
       return 'ESRCH';
     default:
       return 'EINVAL';

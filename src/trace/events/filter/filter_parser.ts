@@ -4,6 +4,7 @@
  * right with short-circuits (as kernel/trace/trace_events_filter.c does, so
  * that accepted inputs, error messages and error positions agree).
  */
+import { errno } from '../../../kernel/errno.js';
 import type { KernelProfile } from '../../../kernel/profiles/profile.js';
 import type { SymbolTable } from '../../../kernel/symbols.js';
 import type { EventField } from '../../event_type.js';
@@ -256,7 +257,7 @@ class PredicateParser {
     while (isAlnum(str[i]) || str[i] === '_') i++;
     if (i === s) return -1;
     const field = this.fields.get(str.slice(s, i));
-    const fail = (err: number, at: number, ret = -22): number => {
+    const fail = (err: number, at: number, ret = -errno.EINVAL): number => {
       pe.err = err;
       pe.pos = pos + at;
       return ret;
@@ -410,7 +411,7 @@ function buildProgram(str: string, nrParens: number, nrPreds: number, pp: Predic
     const c = str[next];
     if (isSpace(c)) continue;
     if (c === '(') {
-      if (stack.length - 1 >= nrParens - 1) return -22;
+      if (stack.length - 1 >= nrParens - 1) return -errno.EINVAL;
       stack.push(invert ? INVERT : 0);
       continue;
     }
@@ -474,7 +475,7 @@ function buildProgram(str: string, nrParens: number, nrPreds: number, pp: Predic
   // An input that ends after an operator ("a == 1 &&") is refused, or let through.
   if (!ended && N && profile.filterRejectsTrailingOp) {
     setErr(E.INVALID_FILTER, ptr);
-    return -22;
+    return -errno.EINVAL;
   }
   if (stack.length !== 1) {
     setErr(E.TOO_MANY_OPEN, ptr);
@@ -482,7 +483,7 @@ function buildProgram(str: string, nrParens: number, nrPreds: number, pp: Predic
   }
   if (!N) {
     setErr(E.NO_FILTER, ptr);
-    return -22;
+    return -errno.EINVAL;
   }
   prog[N - 1].target = N;
   prog[N - 1].whenToBranch = false;
@@ -495,7 +496,7 @@ function buildProgram(str: string, nrParens: number, nrPreds: number, pp: Predic
   }
   for (let i = 0; i < N; i++) {
     prog[i].whenToBranch = inverts[i] !== prog[i].whenToBranch;
-    if (prog[i].target <= i) return -22;
+    if (prog[i].target <= i) return -errno.EINVAL;
   }
   return { entries: prog };
 }
@@ -509,7 +510,7 @@ export function compileFilter(str: string, fc: FilterContext): FilterProgram {
     pe.pos = st.pos;
     throw new FilterCompileError(st.code, pe);
   }
-  if (!st.preds) throw new FilterCompileError(-22, pe);
+  if (!st.preds) throw new FilterCompileError(-errno.EINVAL, pe);
   const prog = buildProgram(str, st.parens, st.preds, new PredicateParser(fc), fc.profile, pe);
   if (typeof prog === 'number') throw new FilterCompileError(prog, pe);
   return prog;
