@@ -5,10 +5,9 @@
  * arguments) and its fprobe. As the profile's fprobeRegisters says, the
  * fprobe registers when the event is enabled and unregisters when disabled
  * (7.x), or registers at definition (disabled) and only flips
- * FPROBE_FL_DISABLED (6.12). Entry records carry
- * `__probe_ip`, exit records `__probe_func`, `__probe_ret_ip`, `$retval` and
- * the entry arguments kept in the fprobe's entry data.
- * The parser half is trace_fprobe_parse.ts.
+ * FPROBE_FL_DISABLED (6.12). Entry records carry `__probe_ip`, exit records
+ * `__probe_func`, `__probe_ret_ip`, `$retval` and the entry arguments kept in
+ * the fprobe's entry data. The parser half is trace_fprobe_parse.ts.
  */
 import type { ExecContext } from '../../kernel/context.js';
 import { fail, isKernelError } from '../../kernel/errno.js';

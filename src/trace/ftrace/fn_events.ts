@@ -1,8 +1,8 @@
 /**
  * The records the function tracers write (trace_entries.h): ftrace/function
  * (TRACE_FN), ftrace/funcgraph_entry and ftrace/funcgraph_exit, with the
- * layouts and formats the series' profile gives them, and how the trace file prints them
- * when no tracer prints them itself.
+ * layouts and formats the series' profile gives them, and how the trace
+ * file prints them when no tracer prints them itself.
  */
 import type { Kernel } from '../../kernel/kernel.js';
 import type { EventField, OutputContext, TraceRecord } from '../event_type.js';
