@@ -17,9 +17,6 @@ export const OPEN_KEEP_CACHE = 2;
 export const OPEN_NONSEEKABLE = 4;
 
 const UNCHANGED_ID = 0xffffffff;
-/** What a request still waiting gets when the mount goes away (as when a daemon dies). */
-const ENOTCONN = 107;
-
 export interface AdapterOptions {
   /** Where bugs (non-KernelError throws) are reported; they become EIO. */
   log?: (msg: string) => void;
@@ -201,7 +198,7 @@ export class FuseAdapter {
 
   /** Ends waiting requests (ENOTCONN) and closes every open file: the mount is gone. */
   releaseAll(): void {
-    for (const answer of [...this.waiting]) answer(-ENOTCONN);
+    for (const answer of [...this.waiting]) answer(-errno.ENOTCONN);
     for (const [fh, h] of [...this.fds.handles()]) {
       this.fds.remove(fh);
       this.wakers.delete(fh);

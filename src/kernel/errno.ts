@@ -37,6 +37,9 @@ export const errno = {
   EOVERFLOW: 75,
   EILSEQ: 84,
   EOPNOTSUPP: 95,
+  ENOTCONN: 107,
+  /** Kernel-internal: an interrupted call the signal code restarts or turns into EINTR. */
+  ERESTARTSYS: 512,
   ENOTSUPP: 524,
 } as const;
 

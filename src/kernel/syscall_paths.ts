@@ -9,7 +9,7 @@
  */
 import type { Caller } from './caller.js';
 import type { Call, Value } from './executor.js';
-import { KernelError } from './errno.js';
+import { errno, KernelError } from './errno.js';
 import type { Kernel } from './kernel.js';
 import type { PathNode } from './call_paths.js';
 import type { HoleFn, PathEnv, RunCtx } from './path_runner.js';
@@ -22,7 +22,6 @@ import type { KDentry, KFile } from './vfs.js';
 /** AT_FDCWD in the user's register (glibc passes the int zero-extended), and as the kernel's int after the syscall wrapper. */
 const AT_FDCWD_USER = 0xffffff9cn;
 const AT_FDCWD = BigInt.asUintN(64, -100n);
-const ERESTARTSYS = 512;
 
 /** __x64_sys_ entry and sys_enter id of each call (truncate is served as ftruncate). */
 const ENTRY: Record<Syscall['name'], { block: string; nr: string }> = {
@@ -266,9 +265,9 @@ export class SyscallPaths {
         return ret;
       };
       const failed = (e: unknown): Value => {
-        const errno = e instanceof KernelError ? (sc.signal?.aborted && e.errno === 4 ? ERESTARTSYS : e.errno) : 5;
-        ctx.err = { errno, error: e };
-        return BigInt.asUintN(64, BigInt(-errno));
+        const err = e instanceof KernelError ? (sc.signal?.aborted && e.errno === errno.EINTR ? errno.ERESTARTSYS : e.errno) : errno.EIO;
+        ctx.err = { errno: err, error: e };
+        return BigInt.asUintN(64, BigInt(-err));
       };
       let r: unknown;
       try {
