@@ -12,6 +12,7 @@ import { appendFile, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mountTracefs } from '../src/fuse/mount.js';
+import { HostDriver } from '../src/host/driver.js';
 import { createEmulator } from '../src/index.js';
 import { executorOf } from '../src/ftrace/kernel_seam.js';
 import { SERIES, type Series } from '../src/kernel/series.js';
@@ -76,7 +77,8 @@ async function drain(path: string, limit = Infinity): Promise<{ bytes: number; t
 }
 
 async function seriesBench(series: Series, o: TracefsBenchOptions): Promise<{ latency: LatencyResult[]; throughput: ThroughputResult[] }> {
-  const emu = createEmulator({ series, cpus: 2, callPaths: true });
+  // Requests run in the mirrored tasks of the processes making them, as in the daemon.
+  const emu = createEmulator({ series, cpus: 2, callPaths: true, callers: (kernel) => new HostDriver(kernel).taskOf });
   const base = await mkdtemp(join(tmpdir(), 'tfe-bench-'));
   const dir = join(base, 'mnt');
   const m = await mountTracefs(emu.fs, dir, { log: () => {} });

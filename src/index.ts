@@ -1,4 +1,6 @@
 /** tracefs-emu as a library: an emulated kernel, its tracing, and the tracefs over them. */
+import { availableParallelism } from 'node:os';
+import { pidTasks, type TaskOf } from './kernel/caller.js';
 import { Kernel, type KernelOptions } from './kernel/kernel.js';
 import { Tracing } from './trace/tracing.js';
 import type { SuperBlock } from './tracefs/node.js';
@@ -10,6 +12,12 @@ import type { Tracefs } from './tracefs/tracefs.js';
 export interface EmulatorOptions extends KernelOptions {
   /** Mount-wide owner defaults (the tracefs uid=/gid= options). */
   sb?: SuperBlock;
+  /**
+   * Who maps the process behind a request to its task, made once the kernel
+   * is: by default a task per calling pid, nothing read from the machine
+   * (pidTasks); the daemon's host driver mirrors the machine's processes.
+   */
+  callers?: (kernel: Kernel) => TaskOf;
 }
 
 export interface Emulator {
@@ -18,19 +26,23 @@ export interface Emulator {
   fs: Tracefs;
   /** The emulated debugfs (/sys/kernel/debug: kprobes/…), served beside the tracefs. */
   debugfs: Tracefs;
+  /** The task a request of a caller runs in. */
+  taskOf: TaskOf;
 }
 
+/** An emulator with as many CPUs as the machine unless told. */
 export function createEmulator(opts: EmulatorOptions = {}): Emulator {
-  const kernel = new Kernel(opts);
+  const kernel = new Kernel({ ...opts, cpus: opts.cpus ?? availableParallelism() });
+  const taskOf = opts.callers?.(kernel) ?? pidTasks(kernel);
   const tracing = new Tracing(kernel);
-  const fs = buildTracefs(tracing, opts.sb);
-  const debugfs = buildDebugfs(kernel, { kprobes: kprobesDebugView(kernel) });
-  return { kernel, tracing, fs, debugfs };
+  const fs = buildTracefs(tracing, opts.sb, taskOf);
+  const debugfs = buildDebugfs(kernel, { kprobes: kprobesDebugView(kernel), taskOf });
+  return { kernel, tracing, fs, debugfs, taskOf };
 }
 
 export { Kernel } from './kernel/kernel.js';
 export { KernelError, errno } from './kernel/errno.js';
-export type { Caller } from './kernel/caller.js';
+export type { Caller, TaskOf } from './kernel/caller.js';
 export { Tracefs, Handle } from './tracefs/tracefs.js';
 export { Tracing } from './trace/tracing.js';
 export { buildDebugfs, type KprobesDebugView } from './tracefs/debugfs.js';

@@ -1,7 +1,7 @@
 /** `tracefs-emu mount [dir]`: mount an emulated tracefs. */
 import type { Argv, CommandModule } from 'yargs';
 import { runForeground, startDaemon } from './daemon.js';
-import { EMULATOR_CLI_OPTIONS, type EmulatorCliArgs, emulatorOptionsFrom } from './emulator_options.js';
+import { EMULATOR_CLI_OPTIONS, type EmulatorCliArgs, emulatorOptionsFrom, hostOptionsFrom } from './emulator_options.js';
 
 interface MountArgs extends EmulatorCliArgs {
   dir: string;
@@ -43,6 +43,7 @@ export const mountCommand: CommandModule<object, MountArgs> = {
     const serveOpts = {
       dir: a.dir,
       emulator: emulatorOptionsFrom(a),
+      host: hostOptionsFrom(a),
       tracefsOptions,
       fuseOptions: list(a['fuse-option']),
       pidFile: a['pid-file'],

@@ -11,6 +11,7 @@
  */
 import { existsSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import type { HostDriver } from '../host/driver.js';
 import type { Emulator } from '../index.js';
 import { isKernelError } from '../kernel/errno.js';
 import type { MountedTracefs } from './mount.js';
@@ -19,6 +20,8 @@ import type { MountState } from './state.js';
 /** What a command can reach: the whole emulator behind the mount. */
 export interface ControlContext {
   readonly emulator: Emulator;
+  /** The daemon's host driver (none for an emulator that follows no machine). */
+  readonly host?: HostDriver;
   readonly mount: MountedTracefs;
   readonly state: MountState;
   /** Unmounts and ends the daemon (after the reply is sent). */

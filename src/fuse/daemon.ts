@@ -7,6 +7,7 @@
 import { spawn } from 'node:child_process';
 import { openSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { HostDriver, type HostOptions } from '../host/driver.js';
 import { createEmulator, type Emulator, type EmulatorOptions } from '../index.js';
 import { applyMountOptions, parseTracefsOptions } from '../tracefs/ownership.js';
 import { type ControlContext, ControlServer } from './control.js';
@@ -19,6 +20,8 @@ import { ensureStateDir, isAlive, type MountState, readState, removeState, state
 export interface ServeOptions {
   dir: string;
   emulator: EmulatorOptions;
+  /** What the host driver follows of the machine (its events FIFO is the mount's). */
+  host?: Omit<HostOptions, 'eventsFifo'>;
   /** tracefs mount options (`-o gid=N,uid=N,mode=OCT`). */
   tracefsOptions?: string;
   /** Extra libfuse options. */
@@ -32,6 +35,8 @@ export interface ServeOptions {
 
 export interface Served {
   emulator: Emulator;
+  /** What ties the emulator to the machine: its processes, their calls outside the mount. */
+  host: HostDriver;
   mount: MountedTracefs;
   state: MountState;
   /** Unmounts, closes the control socket, removes the state files. */
@@ -66,8 +71,12 @@ export async function serve(o: ServeOptions): Promise<Served> {
   const tracefsOpts = parseTracefsOptions(o.tracefsOptions ?? '');
   const paths = statePaths(mountpoint);
   ensureStateDir();
-  // Processes run by `exec` report their system calls outside the mount through this FIFO.
-  const emulator = createEmulator({ ...o.emulator, sb: { uid: 0, gid: 0 }, eventsFifo: paths.events });
+  // Requests run in the tasks of the machine's processes, mirrored; processes run by `exec` report their
+  // system calls outside the mount through the FIFO.
+  let host!: HostDriver;
+  const callers = (kernel: Emulator['kernel']) => (host = new HostDriver(kernel, { ...o.host, eventsFifo: paths.events })).taskOf;
+  const emulator = createEmulator({ ...o.emulator, sb: { uid: 0, gid: 0 }, callers });
+  host.start();
   applyMountOptions(emulator.fs.root, emulator.fs.sb, tracefsOpts, false);
 
   const mount = await mountTracefs(emulator.fs, mountpoint, { fuseOptions: o.fuseOptions, autoUnmount: o.autoUnmount, log });
@@ -97,6 +106,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
         await views.stop().catch((e: Error) => log(`debugfs: ${e.message}`));
         await mount.unmount();
       } finally {
+        host.stop();
         await server.close().catch(() => {});
         removeState(mountpoint, o.pidFile);
       }
@@ -104,6 +114,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
 
   const ctx: ControlContext = {
     emulator,
+    host,
     mount,
     state,
     shutdown: () => {
@@ -119,7 +130,7 @@ export async function serve(o: ServeOptions): Promise<Served> {
     await mount.unmount().catch(() => {});
     throw e;
   }
-  return { emulator, mount, state, stop };
+  return { emulator, host, mount, state, stop };
 }
 
 /** `tracefs-emu mount` in the foreground (or as the daemon child): serve until told to stop. */

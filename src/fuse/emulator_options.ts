@@ -1,9 +1,11 @@
 /**
  * Command-line options that configure the emulator behind a mount, and
- * their mapping onto createEmulator(). To add one: an entry in
- * EMULATOR_CLI_OPTIONS and a line in emulatorOptionsFrom().
+ * their mapping onto createEmulator() and the daemon's host driver. To add
+ * one: an entry in EMULATOR_CLI_OPTIONS and a line in emulatorOptionsFrom()
+ * (or hostOptionsFrom()).
  */
 import type { Options } from 'yargs';
+import type { HostOptions } from '../host/driver.js';
 import type { EmulatorOptions } from '../index.js';
 import { isKernelFeature, KERNEL_FEATURES, type KernelFeature } from '../kernel/features.js';
 import { DEFAULT_SERIES, isSeries, SERIES } from '../kernel/series.js';
@@ -47,9 +49,13 @@ export function emulatorOptionsFrom(a: EmulatorCliArgs): EmulatorOptions {
     o.features = list as KernelFeature[];
   }
   if (a.activity !== undefined && (!Number.isFinite(a.activity) || a.activity < 0)) throw new Error(`--activity: expected a rate >= 0, got ${a.activity}`);
-  // A mounted kernel lives: its calls run their kernel paths, its background work runs, it follows the machine's processes.
+  // A mounted kernel lives: its calls run their kernel paths, its background work runs.
   o.activity = a.activity ?? 1;
-  o.procEvents = a.procEvents ?? true;
   o.callPaths = true;
   return o;
+}
+
+/** What the daemon's host driver follows of the machine: every process's life, where the proc connector allows. */
+export function hostOptionsFrom(a: EmulatorCliArgs): HostOptions {
+  return { procEvents: a.procEvents ?? true };
 }

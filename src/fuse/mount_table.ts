@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { type MountInfo, parseMountinfo } from '../kernel/mountinfo.js';
+import { type MountInfo, parseMountinfo } from '../host/mountinfo.js';
 
 /** Mounts of this process's mount namespace (/proc/self/mountinfo). */
 export function mounts(): MountInfo[] {

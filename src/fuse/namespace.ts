@@ -18,8 +18,8 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
-import { type MountInfo, parseMountinfo } from '../kernel/mountinfo.js';
-import { nativeHelper } from '../kernel/native_helper.js';
+import { type MountInfo, parseMountinfo } from '../host/mountinfo.js';
+import { nativeHelper } from '../host/native_helper.js';
 import { binShims, sbinShims, type ShimContext, shq } from './ns_shims.js';
 
 export interface NamespaceSpec {

@@ -8,6 +8,7 @@
  */
 import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { hostInterrupts } from '../host/interrupts.js';
 import type { Emulator } from '../index.js';
 import { kallsymsText } from '../kernel/kallsyms.js';
 import { procInterrupts, procStackTracerEnabled, procVersion } from '../tracefs/files/proc_files.js';
@@ -35,7 +36,7 @@ export type SystemView = Buffer | string | LiveView;
 export const SYSTEM_VIEWS: Record<string, (emu: Emulator) => SystemView | undefined> = {
   '/proc/kallsyms': (e) => kallsymsText(e.kernel.symbols),
   '/proc/version': (e) => ({ perm: 0o444, fops: procVersion(e.kernel) }),
-  '/proc/interrupts': () => ({ perm: 0o444, fops: procInterrupts() }),
+  '/proc/interrupts': () => ({ perm: 0o444, fops: procInterrupts(hostInterrupts) }),
   '/proc/sys/kernel/stack_tracer_enabled': (e) => ({ perm: 0o644, fops: procStackTracerEnabled(e.kernel) }),
 };
 
@@ -59,7 +60,7 @@ let served: DaemonInfo | undefined;
 registerControlCommand('namespace', 'what `exec` binds in its namespace: the debugfs mount, system file views, this socket, the FIFO its processes report system calls to', (_args, ctx) => ({
   ...served,
   controlSocket: ctx.state.socket,
-  eventsFifo: ctx.emulator.kernel.eventsFifoPath,
+  eventsFifo: ctx.host?.fifo,
 }));
 
 /** Mounts the debugfs and writes the system file views of a daemon's mount. */
@@ -92,7 +93,7 @@ export async function serveNamespaceViews(
       views[path] = file;
     }
     if (liveRoot.children.size > 0) {
-      live = await mountTracefs(new Tracefs(liveRoot, emulator.kernel), liveDir, {
+      live = await mountTracefs(new Tracefs(liveRoot, emulator.kernel, undefined, emulator.taskOf), liveDir, {
         fuseOptions: ['fsname=emu-proc', 'subtype=emu-proc'],
         autoUnmount: opts.autoUnmount,
         log: opts.log,

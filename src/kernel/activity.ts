@@ -41,7 +41,6 @@ function node(name: string, kids: readonly PathNode[] = []): PathNode {
 export class Activity {
   readonly rate: number;
   private timer?: NodeJS.Timeout;
-  private exitTimer?: NodeJS.Timeout;
   private readonly rngs: Rng[];
   private readonly segs = new Map<string, number>();
   /** Per CPU: when the next scheduler tick is due while it runs something (ns). */
@@ -69,14 +68,11 @@ export class Activity {
     const period = Math.max(5, Math.min(50, STEP_NS / this.rate / 1e6));
     this.timer = setInterval(() => this.advance(), period);
     this.timer.unref();
-    this.exitTimer = setInterval(() => this.k.mirror.checkExits(), 1000);
-    this.exitTimer.unref();
   }
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
-    if (this.exitTimer) clearInterval(this.exitTimer);
-    this.timer = this.exitTimer = undefined;
+    this.timer = undefined;
   }
 
   /** Runs every CPU's due steps up to `toNs` (the kernel clock by default). */

@@ -3,10 +3,8 @@
  * call paths that operations on the mount and the kernel's own background
  * work run. It knows nothing of the filesystem that drives it.
  */
-import { availableParallelism } from 'node:os';
 import { Activity, type ActivityOptions } from './activity.js';
 import type { Btf } from './btf.js';
-import type { Caller } from './caller.js';
 import { loadCallPaths, type CallPaths } from './call_paths.js';
 import type { CallSites } from './call_sites.js';
 import { Clock } from './clock.js';
@@ -15,9 +13,6 @@ import { Cpu, execContext } from './cpu.js';
 import type { FuncProto } from './ctypes.js';
 import { Executor } from './executor.js';
 import { makeFnHooks, type HookHost } from './fn_hooks.js';
-import { startHostEvents, type HostEvents } from './host_events.js';
-import { HostSched } from './host_sched.js';
-import { HostSyscalls } from './host_syscalls.js';
 import { FunctionSampler } from './function_sampler.js';
 import type { InsnModel } from './insn_model.js';
 import { loadCallSites, loadInsnModel, loadKprobeBlacklist, loadModuleTypes, loadSymbols, loadTypes, type SymbolSource } from './kernel_symbols.js';
@@ -27,8 +22,6 @@ import type { KernelFeature } from './features.js';
 import { KStructs } from './kstruct.js';
 import type { AddressSpace } from './memory.js';
 import { PathRunner, type FnHook, type RunCtx } from './path_runner.js';
-import { ProcessMirror } from './proc_mirror.js';
-import { HostProcSource, type ProcSource } from './proc_source.js';
 import { ProcessPaths } from './process_paths.js';
 import type { KernelProfile } from './profiles/profile.js';
 import { PT_REGS } from './regs.js';
@@ -57,11 +50,11 @@ export interface TaskLifecycle {
 export interface KernelOptions {
   /** Kernel series to behave as (default 7.2). */
   series?: Series;
-  /** Number of CPUs (default: the host's). */
+  /** Number of CPUs (default 1; createEmulator and the CLI default to the machine's). */
   cpus?: number;
   /** Seed for everything random in the background activity. */
   seed?: number;
-  /** Symbols and BTF: the built-in model of the series (default), or the machine's running kernel. */
+  /** Symbols and BTF: the built-in model of the series (default), or a provider's (the machine's running kernel: src/host/symbols.ts). */
   symbols?: SymbolSource;
   /** Kconfig options Debian leaves off, turned on here (default: none, Debian's config). */
   features?: readonly KernelFeature[];
@@ -71,16 +64,6 @@ export interface KernelOptions {
    * library default; the daemon turns it on.
    */
   activity?: number | false | ActivityOptions;
-  /** Where real processes are read from: the host's /proc (default), a scripted source (tests), or false (no mirroring). */
-  proc?: ProcSource | false;
-  /** Follow every process's fork/exec/exit through the kernel's proc connector (root only; the daemon turns it on). */
-  procEvents?: boolean;
-  /**
-   * A FIFO to make at this path, where `tracefs-emu exec`'s watcher reports
-   * the system calls its processes make outside the mount (host_syscalls.ts);
-   * read with the process events, in the order they were written.
-   */
-  eventsFifo?: string;
   /**
    * Run the kernel paths of system calls on the mount (sys_enter/sys_exit,
    * do_syscall_64 → ... → the file's f_op, context switches to the caller).
@@ -118,8 +101,8 @@ export class Kernel implements HookHost {
   readonly kmem = new KernelMemory();
   readonly cpus: Cpu[];
   readonly sched: Scheduler;
+  /** Lives of processes: fork, exec, exit (driven by whoever knows of them: the host driver, tests). */
   readonly procs: ProcessPaths;
-  readonly mirror: ProcessMirror;
   readonly rng: Rng;
   /** Who wants to know when tasks come and go (ftrace: shadow stacks, function-fork). */
   readonly taskLifecycle: TaskLifecycle = { forked: new Set(), exited: new Set() };
@@ -142,15 +125,7 @@ export class Kernel implements HookHost {
   private readonly syscalls = new SyscallPaths(this);
   /** What every system call does around its own work (sys_enter/sys_exit, the entry path). */
   readonly entry = new SyscallEntry(this);
-  /** System calls watched processes make on the machine's other files. */
-  readonly hostSyscalls = new HostSyscalls(this);
   private tpEnabled = { generation: -1, inTrees: false, explicit: false };
-  /** Where real processes are read from (undefined: no mirroring). */
-  readonly procSource?: ProcSource;
-  private hostEvents?: HostEvents;
-  private hostSched_?: HostSched;
-  private readonly eventsFifo?: string;
-  private exitTimer?: NodeJS.Timeout;
   private readonly siteCache = new Map<number, { real: Map<number, number>; indirect: number[]; next: number; assigned: Map<number, number> }>();
   private readonly mms = new Map<number, UserMm>();
 
@@ -158,7 +133,7 @@ export class Kernel implements HookHost {
     this.series = opts.series ?? DEFAULT_SERIES;
     this.profile = profileOf(this.series);
     this.symbolSource = opts.symbols ?? 'builtin';
-    this.nrCpus = Math.max(1, opts.cpus ?? availableParallelism());
+    this.nrCpus = Math.max(1, opts.cpus ?? 1);
     this.seed = opts.seed ?? 1;
     this.features = new Set(opts.features ?? []);
     this.clock = new Clock({ virtual: opts.virtualClock });
@@ -168,13 +143,10 @@ export class Kernel implements HookHost {
     this.cpus = this.tasks.idle.map((t, i) => new Cpu(i, t));
     this.sched = new Scheduler(this);
     this.procs = new ProcessPaths(this);
-    this.procSource = opts.proc === false ? undefined : (opts.proc ?? new HostProcSource());
-    this.mirror = new ProcessMirror(this, this.procSource);
-    this.eventsFifo = opts.eventsFifo;
     const a = opts.activity;
     const rate = typeof a === 'number' ? a : a === false || a === undefined ? 0 : (a.rate ?? 1);
     if (rate > 0) this.activityOpts = { rate };
-    if (rate > 0 || opts.procEvents || opts.eventsFifo) this.start(opts.procEvents ?? false);
+    if (rate > 0) this.start();
   }
 
   // --- what the kernel is made of (loaded on first use, shared by every kernel of the process)
@@ -296,44 +268,13 @@ export class Kernel implements HookHost {
 
   // --- running
 
-  /** Starts the kernel's own life: background activity, exit checks, process events and watched system calls. */
-  start(procEvents = false): void {
+  /** Starts the kernel's own life: its background activity. */
+  start(): void {
     this.activity?.start();
-    if (this.procSource && !this.exitTimer) {
-      this.exitTimer = setInterval(() => this.mirror.checkExits(), 1000);
-      this.exitTimer.unref();
-    }
-    if ((procEvents || this.eventsFifo) && !this.hostEvents) {
-      this.hostEvents = startHostEvents({ mirror: this.mirror, syscalls: this.hostSyscalls }, { procEvents, fifo: this.eventsFifo });
-    }
-    // Watched processes exist only where they can report: their sleeps and wakeups are followed there.
-    if (this.eventsFifo) this.hostSched?.start();
-  }
-
-  /** The sleeps and wakeups of watched processes (undefined without a /proc that counts switches). */
-  get hostSched(): HostSched | undefined {
-    const src = this.procSource;
-    if (!this.hostSched_ && src?.switches) this.hostSched_ = new HostSched(this, (pid) => src.switches!(pid), (pid) => src.stat(pid)?.state);
-    return this.hostSched_;
-  }
-
-  /** Where watched processes report their system calls (undefined when nobody can). */
-  get eventsFifoPath(): string | undefined {
-    return this.hostEvents?.fifo;
-  }
-
-  /** Process events and system calls the host reported and the kernel has not seen yet: handled now, in their order. */
-  drainProcEvents(): void {
-    this.hostEvents?.drain();
   }
 
   stop(): void {
     this.activity_?.stop();
-    if (this.exitTimer) clearInterval(this.exitTimer);
-    this.exitTimer = undefined;
-    this.hostEvents?.stop();
-    this.hostEvents = undefined;
-    this.hostSched_?.stop();
   }
 
   /**
@@ -386,18 +327,13 @@ export class Kernel implements HookHost {
     return this.cpus[cpu % this.nrCpus]!.curr;
   }
 
-  /** The task of a calling process. */
-  taskOf(caller: Caller): Task {
-    return this.mirror.taskOf(caller.pid);
-  }
-
   /**
-   * Runs `body` as the kernel side of `call` in the caller's task: the real
+   * Runs `body` as the kernel side of `call` made by `task`: the real
    * kernel's path for that system call around it. The body may return a
    * promise (a read that sleeps); the call returns when it does.
    */
-  syscall<T>(caller: Caller, call: Syscall, body: (task: Task) => T): T {
-    return this.syscalls.run(caller, call, body);
+  syscall<T>(task: Task, call: Syscall, body: (task: Task) => T): T {
+    return this.syscalls.run(task, call, body);
   }
 
   /** Whether a task is inside a system call on the mount now (sleeping in one: it makes no other). */

@@ -10,7 +10,20 @@ import { SOFTIRQ_DISABLE_OFFSET, SOFTIRQ_OFFSET } from './cpu.js';
 import type { Kernel } from './kernel.js';
 import type { FnHook, RunCtx } from './path_runner.js';
 import { SYSCALL_NR } from './syscall_nr.js';
-import type { Task } from './task.js';
+import { Task, type TaskState } from './task.js';
+
+/** A user process (or thread) the kernel is told about. */
+export interface ProcessSpec {
+  pid: number;
+  tgid: number;
+  comm: string;
+  ppid: number;
+  /** The CPU it last ran on (taken modulo the kernel's CPUs). */
+  cpu: number;
+  /** task->prio (default 120: nice 0). */
+  prio?: number;
+  state: TaskState;
+}
 
 const SIGCHLD = 17n;
 /** clone flags of a new thread (pthread_create), and of fork(). */
@@ -57,6 +70,21 @@ export class ProcessPaths {
         t.irqsOff = irqs;
       }
     }
+  }
+
+  /**
+   * Adds the task of a process the kernel is told about: one that existed
+   * before it, or whose fork follows (fork(parent, child)). `shares`: the
+   * task whose user space it shares (its thread group's), if any.
+   */
+  adopt(p: ProcessSpec, shares?: Task): Task {
+    const t = new Task(p.pid, p.tgid, p.comm, p.ppid);
+    t.cpu = p.cpu % this.k.nrCpus;
+    if (p.prio !== undefined) t.prio = p.prio;
+    t.state = p.state;
+    this.k.tasks.add(t);
+    this.k.attachMm(t, shares);
+    return t;
   }
 
   /** `parent` forks `child` (a new process, or a thread when the tgids match). */

@@ -2,7 +2,7 @@
  * The kernel's symbol table over the columnar symbol data: what kallsyms
  * answers (by name, by address with the symbol's size) and what ftrace
  * knows (traceable functions, their __fentry__ offsets), for vmlinux and
- * loaded modules alike. Shared by the built-in model and the host mirror.
+ * loaded modules alike. Shared by the built-in model and the machine's kernel (src/host/symbols.ts).
  */
 import type { KernelFunction, KernelSymbol, SymbolLookup, SymbolTable } from './symbols.js';
 import { addrDiff, addrOf, cmpAddr, type ModuleInfo, type SymbolColumns } from './symbol_data.js';

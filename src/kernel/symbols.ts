@@ -2,8 +2,8 @@
  * The kernel's symbol table (kallsyms), with the ftrace view of it: which
  * functions have an __fentry__ call site and may be traced.
  *
- * Contract shared by every layer; the built-in model and the host mirror
- * (`--symbols host`) both implement it.
+ * Contract shared by every layer; the built-in model and the machine's
+ * running kernel (src/host/symbols.ts) both implement it.
  */
 export interface KernelSymbol {
   name: string;

@@ -4,7 +4,7 @@
  * entry_SYSCALL_64 → do_syscall_64 → x64_sys_call → __x64_sys_<name>, and on
  * the way out sys_exit with the result and the return-to-user work. Shared by
  * the calls on the mount (syscall_paths.ts) and those on the machine's other
- * files that a watched process makes (host_syscalls.ts).
+ * files that a watched process makes (src/host/syscalls.ts).
  */
 import type { Call, Value } from './executor.js';
 import type { Kernel } from './kernel.js';

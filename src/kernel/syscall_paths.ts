@@ -7,7 +7,6 @@
  * body. Its arguments are real: the struct file of the open, the dentry of
  * the path, the process's buffer with the bytes written.
  */
-import type { Caller } from './caller.js';
 import type { Call, Value } from './executor.js';
 import { errno, KernelError } from './errno.js';
 import type { Kernel } from './kernel.js';
@@ -77,12 +76,7 @@ export class SyscallPaths {
     return this.busy.has(task);
   }
 
-  run<T>(caller: Caller, sc: Syscall, body: (task: Task) => T): T {
-    // What processes did before this call (a fork, an exit) happens first.
-    this.k.drainProcEvents();
-    const task = this.k.taskOf(caller);
-    const moved = sc.name === 'chdir' ? undefined : this.k.mirror.cwdChange(task);
-    if (moved !== undefined) this.run(caller, { name: 'chdir', path: moved }, () => 0);
+  run<T>(task: Task, sc: Syscall, body: (task: Task) => T): T {
     // One system call at a time per task: a release that FUSE delivers while the process sleeps in another call runs bare.
     if (this.busy.has(task) || !this.k.callPaths) return this.bare(task, sc, body);
     task.lastSyscallNs = this.k.clock.now();

@@ -1,4 +1,4 @@
-/** Tasks of the emulated kernel: kernel threads and mirrors of real processes. */
+/** Tasks of the emulated kernel: kernel threads and user processes. */
 import type { Call } from './executor.js';
 import type { AddressSpace } from './memory.js';
 import type { UserMm } from './user_mm.js';
@@ -21,15 +21,13 @@ export const TASK_STATE_BITS: Record<TaskState, number> = {
 /** prev_state of a preempted task ("R+"): TASK_REPORT_MAX. */
 export const TASK_REPORT_MAX = 0x100;
 
-/** Where a task's mirror came from. */
-export type TaskOrigin = 'kernel' | 'proc' | 'manual';
+/** Where a task came from: built in at boot (idle tasks, kernel threads, init; laid out once, never freed), or a process added since. */
+export type TaskOrigin = 'kernel' | 'process';
 
 export class Task {
   /** Which CPU the task last ran on. */
   cpu = 0;
   state: TaskState = 'R';
-  /** Real process start time (clock ticks since host boot): tells a reused pid apart. */
-  startTime = 0;
   /** Kernel stack pointer between calls (top of its kernel stack when idle). */
   sp = 0n;
   /** The emulated calls this task is inside, outermost first. */
@@ -53,22 +51,16 @@ export class Task {
   /** Executable path, as sched_process_exec shows it. */
   exe?: string;
   /** How the task came to be known. */
-  origin: TaskOrigin = 'manual';
+  origin: TaskOrigin = 'process';
   /** Run time accounted so far (ns), and when it last went on a CPU. */
   sumExecNs = 0;
   lastRanNs = 0;
   /** Simulated virtual runtime for the fair class. */
   vruntime = 0n;
-  /** Real time of its last system call on the mount (ms since boot). */
+  /** Kernel clock time of its last system call (ns): a process that made none for a while sleeps. */
   lastSyscallNs = 0;
-  /** The working directory last seen (mirrored processes): a change means the process called chdir() meanwhile. */
-  cwd: string | undefined;
-  /** Its system calls outside the mount are reported as they happen (`tracefs-emu exec`'s watcher): chdir() included. */
-  syscallsWatched = false;
   /** Set once do_exit has run. */
   exited = false;
-  /** An exec inferred from a changed comm that a later exec notification must not repeat. */
-  execInferred = false;
 
   private comm_: string;
   /** Called when the comm changes (the kernel keeps task_struct.comm in memory in step). */
@@ -101,17 +93,4 @@ export class Task {
   get isIdle(): boolean {
     return this.pid === 0;
   }
-}
-
-/** What /proc says about one real process. */
-export interface ProcInfo {
-  pid: number;
-  tgid: number;
-  comm: string;
-  ppid: number;
-  cpu: number;
-  startTime: number;
-  /** Kernel priority as /proc/PID/stat shows it (prio - 100), and nice. */
-  priority?: number;
-  state?: string;
 }

@@ -1,4 +1,4 @@
-/** The task list: idle tasks, kernel threads, and every real process seen. */
+/** The task list: idle tasks, kernel threads, and every user process the kernel was told of. */
 import { kernelThreads, type KthreadRole } from './kthreads.js';
 import { Task } from './task.js';
 
@@ -32,7 +32,7 @@ export class TaskTable {
     }
   }
 
-  /** The task with this pid: a mirrored process first, then a kernel thread. */
+  /** The task with this pid: a user process first, then a kernel thread. */
   get(pid: number): Task | undefined {
     return this.byPid.get(pid) ?? this.kthreadByPid(pid);
   }
@@ -51,7 +51,7 @@ export class TaskTable {
     return k.find((x) => x.pid === pid);
   }
 
-  /** Mirrored processes (not kernel threads). */
+  /** User processes (not kernel threads). */
   all(): IterableIterator<Task> {
     return this.byPid.values();
   }

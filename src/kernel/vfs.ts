@@ -4,7 +4,7 @@
  * open, all laid out with the kernel's BTF so that
  * `file->f_path.dentry->d_name.name`, `%pd` and `%pD` give the real names.
  * The tracefs mount has one (TracefsVfs); files of the machine that watched
- * processes open elsewhere get one per filesystem (host_syscalls.ts).
+ * processes open elsewhere get one per filesystem (src/host/syscalls.ts).
  */
 import type { KernelMemory } from './kmem.js';
 import type { KStructs } from './kstruct.js';

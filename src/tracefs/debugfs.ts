@@ -5,6 +5,7 @@
  * debugfs automounts tracefs (the `exec` namespace binds the tracefs there).
  * Served as a second tree through the same library API and FUSE adapter.
  */
+import type { TaskOf } from '../kernel/caller.js';
 import type { Kernel } from '../kernel/kernel.js';
 import { fail } from '../kernel/errno.js';
 import { Dir, File } from './node.js';
@@ -54,6 +55,8 @@ export function parseBool(data: Buffer | string): boolean {
 
 export interface DebugfsOptions {
   kprobes?: KprobesDebugView;
+  /** Which task a request runs in (see Tracefs). */
+  taskOf?: TaskOf;
 }
 
 /** The debugfs tree, as the library API serves it (root drwx------, as on the kernel). */
@@ -74,5 +77,5 @@ export function buildDebugfs(kernel: Kernel, opts: DebugfsOptions = {}): Tracefs
   kprobes.add(new File('list', 0o400, seqRead(() => kp.list())));
   // The automount point of tracefs: read-only and empty until tracefs is mounted on it.
   root.add(new Dir('tracing', 0o555));
-  return new Tracefs(root, kernel);
+  return new Tracefs(root, kernel, undefined, opts.taskOf);
 }

@@ -4,6 +4,7 @@
  */
 import type { Caller } from '../kernel/caller.js';
 import type { FopNames } from '../kernel/syscall.js';
+import type { Task } from '../kernel/task.js';
 import { reportAdded, reportRemoved } from './tree_watch.js';
 
 export const S_IFDIR = 0o040000;
@@ -116,6 +117,8 @@ export class Dir extends Node {
 export interface OpenFile {
   readonly node: File;
   readonly caller: Caller;
+  /** The task that opened it (its caller's). */
+  readonly task: Task;
   /** f_flags: the O_* flags given to open(2), O_TRUNC included; fcntl(F_SETFL) changes the status flags since. */
   flags: number;
   readonly readable: boolean;

@@ -1,12 +1,13 @@
 /**
  * The tracefs as a library: path operations with a caller identity, each run
- * through the emulated kernel's path for that system call. The FUSE adapter
- * is a thin layer over this; unit tests use it directly.
+ * in the caller's task through the emulated kernel's path for that system
+ * call. The FUSE adapter is a thin layer over this; unit tests use it directly.
  */
-import { type Caller, SELF } from '../kernel/caller.js';
+import { type Caller, pidTasks, SELF, type TaskOf } from '../kernel/caller.js';
 import { fail, KernelError } from '../kernel/errno.js';
 import type { Kernel, Syscall } from '../kernel/kernel.js';
 import { TRACEFS_MAGIC } from '../kernel/vfs.js';
+import type { Task } from '../kernel/task.js';
 import {
   Dir,
   File,
@@ -99,13 +100,15 @@ export class Tracefs {
     readonly root: Dir,
     readonly kernel: Kernel,
     readonly sb: SuperBlock = { uid: 0, gid: 0 },
+    /** Which task a request runs in (the daemon's host driver mirrors the machine's processes). */
+    readonly taskOf: TaskOf = pidTasks(kernel),
   ) {
     captureEventsOwners(root, sb);
   }
 
-  /** Runs `body` inside the kernel path of a system call made by `caller`. */
-  call<T>(caller: Caller, sc: Syscall, body: () => T): T {
-    return this.kernel.syscall(caller, sc, () => body());
+  /** Runs `body` inside the kernel path of a system call made by `caller`, in its task. */
+  call<T>(caller: Caller, sc: Syscall, body: (task: Task) => T): T {
+    return this.kernel.syscall(this.taskOf(caller), sc, body);
   }
 
   /** access(2): ENOENT/EACCES as the path walk and the node's permission bits say. */
@@ -248,7 +251,7 @@ export class Tracefs {
 
   /** open(2): permission checks, then the file's own open (which sees O_TRUNC). */
   open(path: string, flags: number, caller: Caller = SELF): Promise<Handle> {
-    return this.call(caller, { name: 'openat', path, flags, walk: () => this.lookup(path, caller) }, async () => {
+    return this.call(caller, { name: 'openat', path, flags, walk: () => this.lookup(path, caller) }, async (task) => {
       const node = this.lookup(path, caller);
       const acc = flags & O_ACCMODE;
       const readable = acc === O_RDONLY || acc === O_RDWR;
@@ -258,7 +261,7 @@ export class Tracefs {
       const file = node;
       const mask = (readable ? MAY_READ : 0) | (writable ? MAY_WRITE : 0);
       if (!mayAccess(file, this.sb, caller, mask)) fail('EACCES');
-      const of: OpenFile = { node: file, caller, flags, readable, writable };
+      const of: OpenFile = { node: file, caller, task, flags, readable, writable };
       await file.fops.open?.(of);
       return new Handle(of, this);
     });

@@ -1,5 +1,5 @@
 /** Builds the tracefs file tree over the tracing subsystem. */
-import type { Caller } from '../kernel/caller.js';
+import type { Caller, TaskOf } from '../kernel/caller.js';
 import type { TraceArray } from '../trace/trace_array.js';
 import type { Tracing } from '../trace/tracing.js';
 import { addEventFiles, removeEventFiles } from './eventfs.js';
@@ -32,10 +32,10 @@ function instancesDir(tracing: Tracing): Dir {
   });
 }
 
-export function buildTracefs(tracing: Tracing, sb?: SuperBlock): Tracefs {
+export function buildTracefs(tracing: Tracing, sb?: SuperBlock, taskOf?: TaskOf): Tracefs {
   const root = new Dir('', 0o700);
   addTopFiles(root, tracing);
   addInstanceFiles(root, tracing.top);
   root.add(instancesDir(tracing));
-  return new Tracefs(root, tracing.kernel, sb);
+  return new Tracefs(root, tracing.kernel, sb, taskOf);
 }

@@ -1,7 +1,7 @@
-/** The host's /proc as the kernel reads it: one stat file kept open per process, re-read per request. */
+/** The machine's /proc as the host driver reads it: one stat file kept open per process, re-read per request. */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { HostProcSource } from '../../src/kernel/proc_source.js';
+import { HostProcSource } from '../../src/host/proc_source.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -54,7 +54,7 @@ describe.skipIf(!!skip)(`requests in the kernel's order${skip ? ` (skipped: ${sk
 const asRoot = process.getuid?.() === 0;
 
 describe.skipIf(!!skip || !asRoot)('process events before the next request', () => {
-  const mnt = mountedEmulator('tfe-order-proc-', undefined, { procEvents: true });
+  const mnt = mountedEmulator('tfe-order-proc-', undefined, { host: { procEvents: true } });
 
   it('the forks of a shell\'s commands are in the trace it reads right after them', async () => {
     const r = await sh(`cd ${mnt.dir}; echo 1 > events/sched/sched_process_fork/enable

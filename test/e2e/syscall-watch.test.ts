@@ -10,7 +10,7 @@ import { closeSync, constants, existsSync, mkdtempSync, openSync, readSync, rmSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseHostSyscall, type HostSyscall } from '../../src/kernel/host_syscalls.js';
+import { parseHostSyscall, type HostSyscall } from '../../src/host/syscalls.js';
 import { syscallWatcher } from '../../src/fuse/namespace.js';
 
 const REPO = resolve(import.meta.dirname, '../..');

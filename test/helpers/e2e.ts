@@ -12,6 +12,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { type MountedTracefs, mountTracefs } from '../../src/fuse/mount.js';
+import { HostDriver, type HostOptions } from '../../src/host/driver.js';
 import type { Emulator, EmulatorOptions } from '../../src/index.js';
 import { testEmulator } from './emulator.js';
 
@@ -107,15 +108,20 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv, ready: RegExp, 
 /**
  * A fresh 2-CPU emulator mounted for the enclosing describe block (at
  * <tmp>/mnt, unmounted after it); `setup` adds to it before the mount.
+ * With `host`, a started host driver mirrors the machine's processes, as
+ * the daemon's does.
  */
 export function mountedEmulator(
   prefix: string,
   setup?: (emu: Emulator) => void,
-  opts: EmulatorOptions = {},
+  opts: EmulatorOptions & { host?: HostOptions } = {},
 ): { emu: Emulator; dir: string; mount: MountedTracefs } {
-  const box = {} as { emu: Emulator; dir: string; mount: MountedTracefs };
+  const box = {} as { emu: Emulator; dir: string; mount: MountedTracefs; host?: HostDriver };
   beforeAll(async () => {
-    box.emu = testEmulator(opts);
+    const { host, ...emuOpts } = opts;
+    const callers = host ? (kernel: Emulator['kernel']) => (box.host = new HostDriver(kernel, host)).taskOf : undefined;
+    box.emu = testEmulator({ ...emuOpts, callers });
+    box.host?.start();
     setup?.(box.emu);
     const parent = tempDir(prefix);
     chmodSync(parent, 0o755);
@@ -124,6 +130,7 @@ export function mountedEmulator(
   });
   afterAll(async () => {
     await box.mount?.unmount();
+    box.host?.stop();
   });
   return box;
 }

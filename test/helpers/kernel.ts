@@ -1,16 +1,19 @@
 /** Helpers for the emulated kernel's tests: an emulator with kernel paths on, and recorders of calls and events. */
+import { HostDriver } from '../../src/host/driver.js';
+import { FakeProcSource } from '../../src/host/proc_source.js';
 import type { ExecContext } from '../../src/kernel/context.js';
-import { FakeProcSource } from '../../src/kernel/proc_source.js';
 import type { PtRegs } from '../../src/kernel/regs.js';
 import type { Task } from '../../src/kernel/task.js';
 import type { EmulatorOptions } from '../../src/index.js';
 import type { Kernel } from '../../src/kernel/kernel.js';
 import { testEmulator } from './emulator.js';
 
+/** An emulator whose callers are processes of a scripted /proc (`proc`), mirrored by a host driver (`host`, not started). */
 export function kernelEmu(opts: EmulatorOptions = {}) {
   const proc = new FakeProcSource();
-  const e = testEmulator({ proc, callPaths: true, seed: 7, ...opts });
-  return { ...e, k: e.kernel, proc };
+  let host!: HostDriver;
+  const e = testEmulator({ callPaths: true, seed: 7, ...opts, callers: (kernel) => (host = new HostDriver(kernel, { proc })).taskOf });
+  return { ...e, k: e.kernel, proc, host };
 }
 
 export interface CallRec {

@@ -90,11 +90,11 @@ describe.each(['7.2', '6.12'] as const)('probe events on the kernel paths (%s)',
   });
 
   it('a fork runs kernel_clone: $stack, $comm and typed stack slots (kprobe_args, _comm, _type)', async () => {
-    const { w, lines, k } = setup(series);
-    const { procEventLine } = await import('../../src/kernel/cn_proc.js');
+    const { w, lines, host } = setup(series);
+    const { procEventLine } = await import('../../src/host/cn_proc.js');
     await w('kprobe_events', 'p:testprobe kernel_clone $stack $stack0 +0($stack) comm=$comm s=$stack0:s32 u=$stack0:u32 x=$stack0:x32 b=$stack0:b4@4/32\n');
     await w('events/kprobes/testprobe/enable', '1\n');
-    procEventLine(k.mirror, `F 1 ${ROOT.pid} ${ROOT.pid} 4401 4401`);
+    procEventLine(host.mirror, `F 1 ${ROOT.pid} ${ROOT.pid} 4401 4401`);
     await w('events/kprobes/testprobe/enable', '0\n');
     const l = (await lines()).find((x) => x.includes('testprobe:'));
     expect(l).toMatch(/ testprobe: \(kernel_clone\+0x[0-9a-f]+\/0x[0-9a-f]+\) arg1=0x[0-9a-f]+ arg2=0x[0-9a-f]+ arg3=0x[0-9a-f]+ comm="cat" s=-?\d+ u=\d+ x=0x[0-9a-f]+ b=\d+$/);
@@ -105,12 +105,12 @@ describe.each(['7.2', '6.12'] as const)('probe events on the kernel paths (%s)',
   });
 
   it('@linux_proc_banner reads the kernel banner (kprobe_args_symbol)', async () => {
-    const { w, lines, k, fs } = setup(series);
-    const { procEventLine } = await import('../../src/kernel/cn_proc.js');
+    const { w, lines, k, fs, host } = setup(series);
+    const { procEventLine } = await import('../../src/host/cn_proc.js');
     const { linuxProcBanner: procBanner } = await import('../../src/kernel/version.js');
     await w('kprobe_events', 'p:testprobe_str kernel_clone arg1=@linux_proc_banner:string arg2=@linux_proc_banner:u8 arg3=@linux_proc_banner:b8@8/16\n');
     await w('events/kprobes/enable', '1\n');
-    procEventLine(k.mirror, `F 1 ${ROOT.pid} ${ROOT.pid} 4402 4402`);
+    procEventLine(host.mirror, `F 1 ${ROOT.pid} ${ROOT.pid} 4402 4402`);
     await w('events/kprobes/enable', '0\n');
     void lines;
     const text = await fs.readFile('trace', ROOT);
@@ -135,15 +135,15 @@ describe.each(['7.2', '6.12'] as const)('probe events on the kernel paths (%s)',
 describe('uprobes', () => {
   it('a uprobe on a program\'s entry point hits when a process execs it; uprobe_profile counts it', async () => {
     const { existsSync, realpathSync } = await import('node:fs');
-    const { elfEntry } = await import('../../src/trace/dynevent/elf_entry.js');
+    const { elfEntry } = await import('../../src/host/elf_entry.js');
     const bin = existsSync('/bin/sh') ? realpathSync('/bin/sh') : undefined;
     const entry = bin ? elfEntry(bin) : undefined;
     if (!bin || !entry) return;
-    const { w, lines, k, fs } = setup();
+    const { w, lines, k, fs, taskOf } = setup();
     await w('uprobe_events', `p:myevent ${bin}:0x${entry.fileOffset.toString(16)}\n`);
     await w('uprobe_events', `p:other ${bin}:0x${(entry.fileOffset + 1n).toString(16)}\n`, true);
     await w('events/uprobes/enable', '1\n');
-    k.procs.exec(k.taskOf(ROOT), '/bin/sh', 'sh');
+    k.procs.exec(taskOf(ROOT), '/bin/sh', 'sh');
     await w('events/uprobes/enable', '0\n');
     const got = await lines();
     expect(got).toHaveLength(1);
@@ -155,14 +155,14 @@ describe('uprobes', () => {
 
   it('a uprobe on _init (DT_INIT, where 6.12\'s test probes the start of the r-xp mapping) hits too', async () => {
     const { existsSync, realpathSync } = await import('node:fs');
-    const { elfEntry } = await import('../../src/trace/dynevent/elf_entry.js');
+    const { elfEntry } = await import('../../src/host/elf_entry.js');
     const bin = existsSync('/bin/sh') ? realpathSync('/bin/sh') : undefined;
     const init = bin ? elfEntry(bin)?.init : undefined;
     if (!bin || !init) return;
-    const { w, lines, k } = setup('6.12');
+    const { w, lines, k, taskOf } = setup('6.12');
     await w('uprobe_events', `p:myevent ${bin}:0x${init.fileOffset.toString(16)}\n`);
     await w('events/uprobes/enable', '1\n');
-    k.procs.exec(k.taskOf(ROOT), '/bin/sh', 'sh');
+    k.procs.exec(taskOf(ROOT), '/bin/sh', 'sh');
     await w('events/uprobes/enable', '0\n');
     expect((await lines()).filter((l) => l.includes('myevent:'))).toHaveLength(1);
   });

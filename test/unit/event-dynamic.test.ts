@@ -83,7 +83,7 @@ describe('instance removal', () => {
     expect(tp.enabled('sched_process_fork')).toBe(false);
     const { File } = await import('../../src/tracefs/node.js');
     const f = node as InstanceType<typeof File>;
-    expect(() => f.fops.open!({ node: f, caller: { pid: 1, uid: 0, gid: 0 }, flags: 1, readable: false, writable: true })).toThrow(expect.objectContaining({ code: 'ENODEV' }));
+    expect(() => f.fops.open!({ node: f, caller: { pid: 1, uid: 0, gid: 0 }, task: fs.kernel.tasks.get(1)!, flags: 1, readable: false, writable: true })).toThrow(expect.objectContaining({ code: 'ENODEV' }));
   });
 });
 

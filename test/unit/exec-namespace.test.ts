@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { filesystemOptions, parseHelperArgs, planHelper } from '../../src/fuse/mount_helper.js';
 import { type HostFacts, isTraceMount, parseMountinfo, planNamespace } from '../../src/fuse/namespace.js';
-import { mountOfPath } from '../../src/kernel/mountinfo.js';
+import { mountOfPath } from '../../src/host/mountinfo.js';
 import { sbinShims } from '../../src/fuse/ns_shims.js';
 
 const MOUNTINFO = [

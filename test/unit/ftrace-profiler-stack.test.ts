@@ -78,7 +78,7 @@ describe('stack tracer', () => {
     await write('stack_trace_filter', '\n');
     expect(await read('stack_trace_filter')).toBe('#### all functions enabled ####\n');
     await write('stack_max_size', '0\n');
-    const f = { node: null as never, caller: { pid: 0, uid: 0, gid: 0 }, flags: 1, readable: false, writable: true };
+    const f = { node: null as never, caller: { pid: 0, uid: 0, gid: 0 }, task: null as never, flags: 1, readable: false, writable: true };
     sysctl.write!(f, Buffer.from('1\n'), 0);
     fork();
     const st = await read('stack_trace');

@@ -7,8 +7,8 @@
  * event-filter-function.tc see them on a real kernel.
  */
 import { describe, expect, it } from 'vitest';
-import { hostEventLine } from '../../src/kernel/host_events.js';
-import { parseHostSyscall } from '../../src/kernel/host_syscalls.js';
+import { hostEventLine } from '../../src/host/events.js';
+import { parseHostSyscall } from '../../src/host/syscalls.js';
 import { kernelEmu } from '../helpers/kernel.js';
 import { echo, traceLines } from '../helpers/tracefs.js';
 
@@ -42,7 +42,7 @@ describe.each(['7.2', '6.12'] as const)('watched system calls outside the mount 
     e.proc.set({ pid: SH.pid, comm: 'sh', ppid: 1, startTime: 1, cwd: '/sys/kernel/tracing' });
     const w = (path: string, text: string, append = false) => echo(e.fs, path, text, append, SH);
     const lines = async () => traceLines(await e.fs.readFile('trace', SH));
-    const report = (l: string) => hostEventLine({ mirror: e.k.mirror, syscalls: e.k.hostSyscalls }, l);
+    const report = (l: string) => hostEventLine({ mirror: e.host.mirror, syscalls: e.host.syscalls }, l);
     return { ...e, w, lines, report };
   }
 
@@ -171,12 +171,12 @@ describe.each(['7.2', '6.12'] as const)('watched system calls outside the mount 
   });
 
   it('a watched shell\'s children are watched: their chdir()s are reported, never inferred from a changed cwd', async () => {
-    const { k, w, lines, report, proc, fs } = setup();
+    const { k, host, w, lines, report, proc, fs } = setup();
     const CHILD = { pid: 4402, uid: 0, gid: 0 };
     report(devNull());
     proc.set({ pid: CHILD.pid, comm: 'sh', ppid: SH.pid, startTime: 2, cwd: '/sys/kernel/tracing' });
     report(`F 1 ${SH.pid} ${SH.pid} ${CHILD.pid} ${CHILD.pid}`);
-    expect(k.tasks.process(CHILD.pid)?.syscallsWatched).toBe(true);
+    expect(host.mirror.watched(k.tasks.process(CHILD.pid)!)).toBe(true);
     await w('events/syscalls/sys_enter_chdir/enable', '1');
     await fs.readFile('README', CHILD);
     proc.set({ pid: CHILD.pid, comm: 'sh', ppid: SH.pid, startTime: 2, cwd: '/sys/kernel/tracing/events' });

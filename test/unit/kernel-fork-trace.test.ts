@@ -5,19 +5,19 @@
  * sched_switch enabled, switches appear on every CPU.
  */
 import { describe, expect, it } from 'vitest';
-import { procEventLine } from '../../src/kernel/cn_proc.js';
+import { procEventLine } from '../../src/host/cn_proc.js';
 import { kernelEmu } from '../helpers/kernel.js';
 
 const SHELL = { pid: 4400, uid: 0, gid: 0 };
 
 describe('traces of the emulated kernel through tracefs', () => {
   it('sched_process_fork shows the fork of `sh -c true` with its parent and child', async () => {
-    const { k, fs, proc } = kernelEmu();
+    const { fs, proc, host } = kernelEmu();
     proc.set({ pid: SHELL.pid, comm: 'bash', ppid: 1, startTime: 5 });
     await fs.writeFile('events/sched/sched_process_fork/enable', '1', {}, SHELL);
-    procEventLine(k.mirror, `F 1 ${SHELL.pid} ${SHELL.pid} 4401 4401`);
-    procEventLine(k.mirror, 'E 1 4401 4401 sh\t/usr/bin/dash');
-    procEventLine(k.mirror, 'X 1 4401 4401 0');
+    procEventLine(host.mirror, `F 1 ${SHELL.pid} ${SHELL.pid} 4401 4401`);
+    procEventLine(host.mirror, 'E 1 4401 4401 sh\t/usr/bin/dash');
+    procEventLine(host.mirror, 'X 1 4401 4401 0');
     const trace = await fs.readFile('trace', SHELL);
     const lines = trace.split('\n').filter((l) => l.includes('sched_process_fork'));
     expect(lines).toHaveLength(1);

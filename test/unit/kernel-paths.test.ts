@@ -28,7 +28,7 @@ function setup(series: '7.2' | '6.12' = '7.2') {
 
 describe('system call paths', () => {
   it('read runs ksys_read → vfs_read → the file\'s read, with the arguments in registers', async () => {
-    const { k, fs } = setup();
+    const { k, fs, taskOf } = setup();
     const h = await fs.open('myfile', O_RDONLY, ROOT);
     const calls = recordCalls(k);
     const evs = recordEvents(k, ['sys_enter', 'sys_exit']);
@@ -54,7 +54,7 @@ describe('system call paths', () => {
     expect((enter.args.args as bigint[])[1]).toBe(vr.regs.get('si'));
     expect(evs.find((e) => e.name === 'sys_exit')!.args.ret).toBe(18n);
     // The bytes read are in the process's buffer once the call returns.
-    const task = k.taskOf(ROOT);
+    const task = taskOf(ROOT);
     expect(task.mm!.read(vr.regs.get('si'), 8)!.toString()).toBe('line one');
   });
 
@@ -81,12 +81,12 @@ describe('system call paths', () => {
   });
 
   it('write puts the bytes written in user memory, where vfs_write\'s buffer argument points', async () => {
-    const { k, fs, written } = setup();
+    const { k, fs, written, taskOf } = setup();
     const calls = recordCalls(k, (n) => n === 'vfs_write' || n === 'ksys_write');
     await fs.writeFile('myfile', 'hello world\n', {}, ROOT);
     expect(written()).toBe('hello world\n');
     const vw = calls.find((c) => c.name === 'vfs_write')!;
-    const task = k.taskOf(ROOT);
+    const task = taskOf(ROOT);
     expect(task.mm!.readCString(vw.regs.get('si'))).toBe('hello world\n');
     expect(vw.regs.get('dx')).toBe(12n);
     // $comm reads task->comm at its BTF offset.
@@ -95,7 +95,7 @@ describe('system call paths', () => {
 
   it('open runs do_sys_openat2 → do_file_open (do_filp_open in 6.12) → path_openat → vfs_open → do_dentry_open → the f_op open', async () => {
     for (const series of ['7.2', '6.12'] as const) {
-      const { k, fs } = setup(series);
+      const { k, fs, taskOf } = setup(series);
       const calls = recordCalls(k);
       const h = await fs.open('myfile', O_WRONLY, ROOT);
       const names = calls.map((c) => c.name);
@@ -103,7 +103,7 @@ describe('system call paths', () => {
       expect(inOrder(names, ['__x64_sys_openat', 'do_sys_openat2', open, 'path_openat', 'lookup_fast', 'may_open', 'vfs_open', 'do_dentry_open', 'security_locked_down', 'fd_install'])).toBe(true);
       // do_sys_openat2's filename is a user string: the path the process passed.
       const d = calls.find((c) => c.name === 'do_sys_openat2')!;
-      expect(k.taskOf(ROOT).mm!.readCString(d.regs.get('si'))).toBe('/sys/kernel/tracing/myfile');
+      expect(taskOf(ROOT).mm!.readCString(d.regs.get('si'))).toBe('/sys/kernel/tracing/myfile');
       h.release();
     }
   });
@@ -121,11 +121,11 @@ describe('system call paths', () => {
   });
 
   it('a failed call unwinds with -errno through the functions on the way out', async () => {
-    const { k, fs } = setup();
+    const { k, fs, taskOf } = setup();
     const evs = recordEvents(k, ['sys_exit']);
     await expect(fs.open('nosuchfile', O_RDONLY, ROOT)).rejects.toBeInstanceOf(KernelError);
     expect(evs[0]!.args.ret).toBe(-2n);
-    expect(k.taskOf(ROOT).frames).toHaveLength(0);
+    expect(taskOf(ROOT).frames).toHaveLength(0);
   });
 
   it('mkdir of an instance runs vfs_mkdir → tracefs_syscall_mkdir and creates its directories', () => {
@@ -156,11 +156,11 @@ describe('system call paths', () => {
   });
 
   it('a read that waits sleeps inside its frames (sched_switch S), and is switched back in when woken', async () => {
-    const { k, fs } = setup();
+    const { k, fs, taskOf } = setup();
     let wake!: (b: Buffer) => void;
     fs.root.add(new File('pipe', 0o444, { names: { read: 'tracing_read_pipe' }, read: () => new Promise<Buffer>((r) => (wake = r)) }));
     const h = await fs.open('pipe', O_RDONLY, ROOT);
-    const task = k.taskOf(ROOT);
+    const task = taskOf(ROOT);
     const evs = recordEvents(k, ['sched_switch', 'sys_exit']);
     recordCalls(k, (n) => n === 'vfs_read');
     const p = h.read(100, 0);
@@ -178,7 +178,7 @@ describe('system call paths', () => {
   });
 
   it('an interrupted read unwinds with -ERESTARTSYS inside the kernel', async () => {
-    const { k, fs } = setup();
+    const { k, fs, taskOf } = setup();
     fs.root.add(
       new File('pipe2', 0o444, {
         read: (_f, _s, _p, abort) => new Promise<Buffer>((_r, rej) => abort.addEventListener('abort', () => rej(new KernelError('EINTR')))),
@@ -192,7 +192,7 @@ describe('system call paths', () => {
     ac.abort();
     await expect(p).rejects.toBeInstanceOf(KernelError);
     expect(evs.find((e) => e.name === 'sys_exit')!.args.ret).toBe(-512n);
-    expect(k.taskOf(ROOT).frames).toHaveLength(0);
+    expect(taskOf(ROOT).frames).toHaveLength(0);
   });
 
   it('a close that arrives while the task sleeps in another call runs without a path', async () => {
@@ -211,8 +211,8 @@ describe('system call paths', () => {
   });
 
   it('lets other layers run kernel functions: eventfs_create_dir gets the event name in %di', () => {
-    const { k } = setup();
-    const task = k.taskOf(ROOT);
+    const { k, taskOf } = setup();
+    const task = taskOf(ROOT);
     const calls = recordCalls(k, (n) => n === 'eventfs_create_dir');
     let made = false;
     k.call(task, 'eventfs_create_dir', [k.kmem.kstr('test')], () => (made = true));

@@ -5,7 +5,7 @@
  * reused; kernel threads with stable pids.
  */
 import { describe, expect, it } from 'vitest';
-import { procEventLine, procEventsHelper } from '../../src/kernel/cn_proc.js';
+import { procEventLine, procEventsHelper } from '../../src/host/cn_proc.js';
 import { execContext } from '../../src/kernel/cpu.js';
 import { TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF } from '../../src/kernel/context.js';
 import { inOrder, kernelEmu, recordCalls, recordEvents, SCHED_EVENTS } from '../helpers/kernel.js';
@@ -14,7 +14,7 @@ const caller = (pid: number) => ({ pid, uid: 0, gid: 0 });
 
 describe('process mirror', () => {
   it('runs kernel_clone in the parent for a process seen for the first time, then exec when its comm differs', async () => {
-    const { k, fs, proc } = kernelEmu();
+    const { k, fs, proc, taskOf } = kernelEmu();
     proc.set({ pid: 500, comm: 'bash', ppid: 1, startTime: 5 });
     proc.set({ pid: 501, comm: 'cat', ppid: 500, exe: '/usr/bin/cat' });
     const evs = recordEvents(k, SCHED_EVENTS);
@@ -32,7 +32,7 @@ describe('process mirror', () => {
     const kc = calls.find((c) => c.name === 'kernel_clone')!;
     expect(k.structs.get(kc.regs.get('di'), 'kernel_clone_args', 'flags')).toBe(17n);
     // The task is laid out as task_struct.
-    const t = k.taskOf(caller(501));
+    const t = taskOf(caller(501));
     expect(k.structs.get(t.addr, 'task_struct', 'pid')).toBe(501n);
     expect(k.structs.get(t.addr, 'task_struct', 'tgid')).toBe(501n);
     expect(k.kernelMemory.readCString(k.structs.addrOf(t.addr, 'task_struct', 'comm')!)).toBe('cat');
@@ -40,81 +40,81 @@ describe('process mirror', () => {
   });
 
   it('a process already gone when its watched call is read is born of the parent the watcher saw (its fork line may come later)', () => {
-    const { k, proc } = kernelEmu();
+    const { k, proc, host } = kernelEmu();
     proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5 });
     const evs = recordEvents(k, SCHED_EVENTS);
     const calls = recordCalls(k, (n) => n === 'kernel_clone');
-    const t = k.mirror.taskOf(901, 'ping', 900);
+    const t = host.mirror.taskOf(901, 'ping', 900);
     expect(t.comm).toBe('ping');
     expect(t.ppid).toBe(900);
     expect(evs.find((e) => e.name === 'sched_process_fork')!.args).toMatchObject({ parent_pid: 900, child_pid: 901 });
     expect(calls.map((c) => `${c.name}/${c.pid}`)).toEqual(['kernel_clone/900']);
     // the proc connector's fork and exec, read afterwards, change nothing
-    k.mirror.onFork(900, 901, 901);
-    k.mirror.onExec(901, 'ping');
+    host.mirror.onFork(900, 901, 901);
+    host.mirror.onExec(901, 'ping');
     expect(evs.filter((e) => e.name === 'sched_process_fork' || e.name === 'sched_process_exec').map((e) => e.name)).toEqual(['sched_process_fork', 'sched_process_exec']);
     // without a parent, as before: adopted under init, no birth invented
     evs.length = 0;
-    expect(k.mirror.taskOf(902, 'gone').ppid).toBe(1);
+    expect(host.mirror.taskOf(902, 'gone').ppid).toBe(1);
     expect(evs.filter((e) => e.name === 'sched_process_fork')).toEqual([]);
   });
 
   it('a watched process that ran outside the mount while its task slept is woken and switched in (its schedstat count moved)', () => {
-    const { k, proc } = kernelEmu();
+    const { k, proc, host } = kernelEmu();
     proc.set({ pid: 950, comm: 'sh', ppid: 1, startTime: 5 });
     proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 4 });
-    const ping = k.mirror.taskOf(951);
-    ping.syscallsWatched = true;
+    const ping = host.mirror.taskOf(951);
+    host.mirror.watch(ping);
     expect(k.sched.sleeping(ping)).toBe(true);
     const evs = recordEvents(k, SCHED_EVENTS);
-    k.hostSched!.poll();
+    host.sched!.poll();
     // the first look only counts; an unwatched process is never looked at
     proc.set({ pid: 950, comm: 'sh', ppid: 1, startTime: 5, switches: 9 });
-    k.hostSched!.poll();
+    host.sched!.poll();
     expect(evs).toEqual([]);
     proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 6 });
-    k.hostSched!.poll();
+    host.sched!.poll();
     const seen = evs.map((e) => `${e.name} ${String(e.args.comm ?? e.args.next_comm ?? '')}`);
     expect(seen).toEqual(['sched_waking ping', 'sched_wakeup ping', 'sched_switch ping']);
     expect(k.cpus[ping.cpu]!.curr).toBe(ping);
     // running already: nothing more
     proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 7 });
-    k.hostSched!.poll();
+    host.sched!.poll();
     expect(evs).toHaveLength(3);
     // asleep on the host, and no call for a while: switched out with that state (not before)
     proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 7, state: 'S' });
-    k.hostSched!.poll();
+    host.sched!.poll();
     expect(evs).toHaveLength(3);
     ping.lastSyscallNs -= 30_000_000;
-    k.hostSched!.poll();
+    host.sched!.poll();
     expect(evs.slice(3).map((e) => `${e.name} ${String(e.args.prev_comm)} ${String(e.args.prev_state)}`)).toEqual(['sched_switch ping 1']);
     expect(k.sched.sleeping(ping)).toBe(true);
     // left runnable while others ran, asleep on the host meanwhile: off the runqueue, without an event
     k.sched.wake(ping);
     expect(k.sched.sleeping(ping)).toBe(false);
-    k.hostSched!.poll();
+    host.sched!.poll();
     expect(k.sched.sleeping(ping)).toBe(true);
     expect(evs).toHaveLength(4);
   });
 
   it('mirrors processes older than the emulator without inventing their birth', async () => {
-    const { k, fs, proc } = kernelEmu();
+    const { k, fs, proc, taskOf } = kernelEmu();
     proc.set({ pid: 600, comm: 'sshd', ppid: 1, startTime: 3 });
     const evs = recordEvents(k, SCHED_EVENTS);
     await fs.readFile('README', caller(600));
     expect(evs.filter((e) => e.name.startsWith('sched_process'))).toEqual([]);
-    expect(k.taskOf(caller(600)).comm).toBe('sshd');
+    expect(taskOf(caller(600)).comm).toBe('sshd');
   });
 
   it('notices an exit (do_exit, prev_state Z, wait, free) and a reused pid', async () => {
-    const { k, fs, proc } = kernelEmu();
+    const { k, fs, proc, host } = kernelEmu();
     proc.set({ pid: 700, comm: 'sh', ppid: 1, startTime: 5 });
     proc.set({ pid: 701, comm: 'sh', ppid: 700, startTime: 2000 });
     await fs.readFile('README', caller(701));
     const evs = recordEvents(k, SCHED_EVENTS);
     const calls = recordCalls(k, (n) => n === 'do_exit' || n === 'kernel_clone');
     proc.procs.delete(701);
-    k.mirror.checkExits();
+    host.mirror.checkExits();
     expect(inOrder(evs.map((e) => e.name), ['sched_process_exit', 'sched_switch', 'sched_process_wait', 'sched_process_free'])).toBe(true);
     const sw = evs.find((e) => e.name === 'sched_switch' && e.args.prev_pid === 701)!;
     expect(sw.args.prev_state).toBe(0x20);
@@ -140,18 +140,18 @@ describe('process mirror', () => {
   });
 
   it('follows the proc connector: a process that never touches the mount forks, execs and exits', () => {
-    const { k, proc } = kernelEmu();
+    const { k, proc, host } = kernelEmu();
     proc.set({ pid: 900, comm: 'bash', ppid: 1, startTime: 5 });
     const evs = recordEvents(k, SCHED_EVENTS);
-    procEventLine(k.mirror, 'F 1 900 900 901 901');
-    procEventLine(k.mirror, 'E 1 901 901 sh\t/usr/bin/dash');
-    procEventLine(k.mirror, 'X 1 901 901 0');
+    procEventLine(host.mirror, 'F 1 900 900 901 901');
+    procEventLine(host.mirror, 'E 1 901 901 sh\t/usr/bin/dash');
+    procEventLine(host.mirror, 'X 1 901 901 0');
     const names = evs.map((e) => e.name);
     expect(inOrder(names, ['sched_process_fork', 'sched_wakeup_new', 'sched_process_exec', 'sched_process_exit', 'sched_process_free'])).toBe(true);
     expect(evs.find((e) => e.name === 'sched_process_fork')!.args).toMatchObject({ parent_comm: 'bash', parent_pid: 900, child_comm: 'bash', child_pid: 901 });
     expect(evs.find((e) => e.name === 'sched_process_exec')!.args).toMatchObject({ filename: '/usr/bin/dash', pid: 901 });
     // A thread: same tgid, no wait by the parent.
-    procEventLine(k.mirror, 'F 0 900 900 902 900');
+    procEventLine(host.mirror, 'F 0 900 900 902 900');
     expect(k.tasks.process(902)!.tgid).toBe(900);
   });
 
@@ -189,10 +189,10 @@ describe('process mirror', () => {
 
 describe('interrupts', () => {
   it('a timer tick can strike in the middle of a call path, in hardirq context', async () => {
-    const { k, fs, proc } = kernelEmu({ activity: 1, virtualClock: true });
+    const { k, fs, proc, taskOf } = kernelEmu({ activity: 1, virtualClock: true });
     k.stop();
     proc.set({ pid: 1000, comm: 'cat', ppid: 1, startTime: 5 });
-    const t = k.taskOf(caller(1000));
+    const t = taskOf(caller(1000));
     const flags: number[] = [];
     const where: string[][] = [];
     recordCalls(k, (n) => n === 'hrtimer_interrupt' || /^(vfs_read|rw_verify_area|security_file_permission|apparmor_file_permission|aa_file_perm|__rcu_read_lock|__rcu_read_unlock|bpf_lsm_file_permission|simple_read_from_buffer|seq_read\w*|mutex_\w+)$/.test(n));

@@ -1,9 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { guessTraceable, hostSymbolSource, hostSymbols, parseKallsyms } from '../../src/host/symbols.js';
 import { availableFilterFunctionsText, kallsymsText, sprintSymbol } from '../../src/kernel/kallsyms.js';
 import type { Series } from '../../src/kernel/series.js';
 import { builtinSymbols } from '../../src/kernel/symbols_builtin.js';
-import { guessTraceable, hostSymbols, parseKallsyms } from '../../src/kernel/symbols_host.js';
 import { KallsymsTable } from '../../src/kernel/symbol_table.js';
 import { testEmulator } from '../helpers/emulator.js';
 
@@ -59,7 +59,7 @@ describe.skipIf(!hostReadable)('--symbols host on this machine', () => {
     expect(t.byName('vfs_read')[0]).toMatchObject({ traceable: true, type: 'T' });
     expect(t.byName('__pfx_vfs_read')[0]?.traceable ?? false).toBe(false);
     expect(t.traceable().length).toBeGreaterThan(30_000);
-    const k = testEmulator({ symbols: 'host' }).kernel;
+    const k = testEmulator({ symbols: hostSymbolSource }).kernel;
     expect(k.symbols).toBe(t);
     expect(k.types.funcProto('vfs_read')!.params.map((p) => p.name)).toEqual(['file', 'buf', 'count', 'pos']);
   });

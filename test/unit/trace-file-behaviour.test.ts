@@ -50,11 +50,11 @@ describe('the trace file', () => {
   });
 
   it('renders a full 1408 KiB buffer of each CPU well under a second', async () => {
-    const { tracing, fs, kernel, root } = setup({ cpus: 2 });
+    const { tracing, fs, root, taskOf } = setup({ cpus: 2 });
     const tr = tracing.top;
     tr.updateBuffers();
     const data = Buffer.alloc(26);
-    writeCommonHeader(data, tracing.ftraceTypes.print.id, { task: kernel.taskOf(root), cpu: 0, flags: 0, preemptCount: 1 });
+    writeCommonHeader(data, tracing.ftraceTypes.print.id, { task: taskOf(root), cpu: 0, flags: 0, preemptCount: 1 });
     data.write('hello wor\n\0', 16, 'latin1');
     for (let cpu = 0; cpu < 2; cpu++) for (let i = 0; i < 60000; i++) tr.record(cpu, data);
     const t0 = performance.now();

@@ -79,9 +79,9 @@ describe('snapshot', () => {
 
 describe('snapshots taken inside the kernel (triggers)', () => {
   it('say so in the trace and stop tracing without a spare buffer, else swap', async () => {
-    const { read, write, tracing, kernel, root } = setup();
+    const { read, write, tracing, root, taskOf } = setup();
     const tr = tracing.top;
-    const ctx = { task: kernel.taskOf(root), cpu: 0, flags: 0, preemptCount: 0 };
+    const ctx = { task: taskOf(root), cpu: 0, flags: 0, preemptCount: 0 };
     tr.snapshotFromKernel(ctx);
     const lines = traceLines(await read('trace')).map((l) => l.replace(/^.*\d: /, ''));
     expect(lines).toEqual([

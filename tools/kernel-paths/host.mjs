@@ -4,7 +4,7 @@
 // device node, a regular file, a directory, a new file, a missing one;
 // chdir(); symlink() — cut out of the traces tools/oracle/kernel-paths-host.sh
 // takes. The emulated kernel replays them for the calls `tracefs-emu exec`'s
-// seccomp watcher reports (src/kernel/host_syscalls.ts). Each block has one
+// seccomp watcher reports (src/host/syscalls.ts). Each block has one
 // hole, `$op`, as the last call of the function that returns the system
 // call's result: the emulator settles the result there (the fd, or -errno).
 //

@@ -18,7 +18,7 @@ import type { ErrorLogEntry } from '../probe/probe_log.js';
 import { TraceProbeEvent } from '../probe/trace_probe.js';
 import type { TraceArray } from '../trace_array.js';
 import type { Tracing } from '../tracing.js';
-import { hostStatPath } from './host_paths.js';
+import { hostStatPath } from '../../host/paths.js';
 import { DynEventRegistry, type DynEventFile, type DynEventRuntime, type DynTraceEvent } from './trace_dynevent.js';
 import { SynthEvent } from './trace_events_synth.js';
 import { TprobeStubCalls } from './trace_fprobe.js';

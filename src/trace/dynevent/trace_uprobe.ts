@@ -14,7 +14,7 @@ import { buildProbeRecord } from '../probe/fetch_exec.js';
 import { truncate } from '../probe/kstr.js';
 import type { KRet } from '../probe/parse_context.js';
 import { ProbeDynEvent, type AppendableProbe, type TraceProbe } from '../probe/trace_probe.js';
-import { elfEntry } from './elf_entry.js';
+import { elfEntry } from '../../host/elf_entry.js';
 import { probeMemory } from './probe_memory.js';
 import type { DynEventRegistry } from './trace_dynevent.js';
 

@@ -54,8 +54,8 @@ export function writeText(data: Buffer, max: number): string {
   return data.toString('latin1');
 }
 
-/** The context of the task making a call on the mount, as a tracing hook sees it. */
+/** The context of the task making a call on the mount (the file's opener), as a tracing hook sees it. */
 export function callerContext(tr: TraceArray, f: OpenFile, preemptCount = 0): ExecContext {
-  const task = tr.tracing.kernel.taskOf(f.caller);
+  const { task } = f;
   return { task, cpu: task.cpu % tr.tracing.kernel.nrCpus, flags: 0, preemptCount };
 }

@@ -19,7 +19,7 @@ function controlFile(dyn: DynEvents, file: DynEventFile): FileOps {
     },
     ...seqRead(() => dyn.listing(file)),
     write(f, data) {
-      return dyn.write(file, data, dyn.kernel.taskOf(f.caller));
+      return dyn.write(file, data, f.task);
     },
   };
 }

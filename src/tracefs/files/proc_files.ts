@@ -4,7 +4,6 @@
  * kernel's f_op names, so the system call paths (and the function tracers
  * watching them) run what the real kernel runs.
  */
-import { readFileSync } from 'node:fs';
 import { fail } from '../../kernel/errno.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { procVersion as procVersionText } from '../../kernel/version.js';
@@ -23,18 +22,12 @@ export function procStackTracerEnabled(kernel: Kernel): FileOps {
 /**
  * /proc/interrupts: a seq file without a write of its own, so a write goes
  * through proc_reg_write() and fails with EIO (as fgraph-retval.tc expects).
- * Reading shows the machine's counts: the emulated kernel has no interrupts
- * of its own to show.
+ * Reading shows `counts()`: the emulated kernel has no interrupts of its own
+ * to show (the daemon shows the machine's).
  */
-export function procInterrupts(): FileOps {
+export function procInterrupts(counts: () => string): FileOps {
   return {
-    ...seqRead(() => {
-      try {
-        return readFileSync('/proc/interrupts', 'latin1');
-      } catch {
-        return '';
-      }
-    }),
+    ...seqRead(counts),
     write() {
       fail('EIO');
     },

@@ -10,9 +10,10 @@
  * rule) and sleeps on the host is switched out then, with its host state,
  * so that its next wakeup is seen.
  */
-import { USER_IDLE_NS } from './activity.js';
-import type { Kernel } from './kernel.js';
-import type { Task } from './task.js';
+import { USER_IDLE_NS } from '../kernel/activity.js';
+import type { Kernel } from '../kernel/kernel.js';
+import type { Task } from '../kernel/task.js';
+import type { ProcessMirror } from './proc_mirror.js';
 
 /** How often the watched processes are looked at (ms): about a scheduler tick (HZ=250); finer would cost more than it shows. */
 const PERIOD_MS = 5;
@@ -23,6 +24,7 @@ export class HostSched {
 
   constructor(
     private readonly k: Kernel,
+    private readonly mirror: ProcessMirror,
     /** The context switches of a process so far; undefined when it is gone. */
     private readonly read: (pid: number) => number | undefined,
     /** Its state letter (/proc/PID/stat: R, S, D...); undefined when it is gone. */
@@ -44,7 +46,7 @@ export class HostSched {
   poll(): void {
     const k = this.k;
     for (const t of k.tasks.all()) {
-      if (!t.syscallsWatched || t.exited || t.origin !== 'proc') continue;
+      if (t.exited || !this.mirror.watched(t)) continue;
       const n = this.read(t.pid);
       if (n === undefined) continue;
       const last = this.switches.get(t);

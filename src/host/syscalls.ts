@@ -10,12 +10,14 @@
  * The watcher reports a call before it runs, so the result is its
  * prediction: the lowest free fd for an open, the error stat() gives.
  */
-import type { PathNode } from './call_paths.js';
-import type { Kernel } from './kernel.js';
+import type { PathNode } from '../kernel/call_paths.js';
+import type { Kernel } from '../kernel/kernel.js';
+import type { HoleFn, PathEnv, RunCtx } from '../kernel/path_runner.js';
+import type { Task } from '../kernel/task.js';
+import { type FsIdentity, type KDentry, type KFile, MountVfs, S_IFDIR, S_IFMT, S_IFREG } from '../kernel/vfs.js';
 import { mountOfPath, type MountInfo } from './mountinfo.js';
-import type { HoleFn, PathEnv, RunCtx } from './path_runner.js';
-import type { Task } from './task.js';
-import { type FsIdentity, type KDentry, type KFile, MountVfs, S_IFDIR, S_IFMT, S_IFREG } from './vfs.js';
+import type { ProcessMirror } from './proc_mirror.js';
+import type { ProcSource } from './proc_source.js';
 
 /** One reported call (a line `S ...` of the watcher). */
 export interface HostSyscall {
@@ -121,7 +123,11 @@ export class HostSyscalls {
   /** The kernel-side struct open_how / struct path the calls pass around. */
   private scratch?: { how: bigint; path: bigint };
 
-  constructor(private readonly k: Kernel) {}
+  constructor(
+    private readonly k: Kernel,
+    private readonly mirror: ProcessMirror,
+    private readonly src: ProcSource,
+  ) {}
 
   run(rec: HostSyscall): void {
     const k = this.k;
@@ -129,11 +135,11 @@ export class HostSyscalls {
     if (!call) return;
     // An exec runs when it is reported or inferred (procs.exec): what it learns here is the path as passed,
     // which /proc no longer tells once a short-lived program is gone.
-    if (call.kind === 'exec' && rec.ret === 0 && rec.path) k.mirror.execCalled(rec.pid, rec.path);
-    const task = k.mirror.taskOf(rec.pid, rec.comm, rec.ppid);
+    if (call.kind === 'exec' && rec.ret === 0 && rec.path) this.mirror.execCalled(rec.pid, rec.path);
+    const task = this.mirror.taskOf(rec.pid, rec.comm, rec.ppid);
     if (task.kthread || task.exited) return;
     // Its chdir()s are seen as they happen: none is inferred from a changed cwd.
-    task.syscallsWatched = true;
+    this.mirror.watch(task);
     if (call.kind === 'exec') return;
     if (!k.callPaths || k.syscallBusy(task) || this.inFlight.has(task)) return;
     task.lastSyscallNs = k.clock.now();
@@ -265,7 +271,7 @@ export class HostSyscalls {
   }
 
   private mountOf(task: Task, abs: string): HostMount {
-    const table = this.k.procSource?.mounts?.(task.pid) ?? [];
+    const table = this.src.mounts?.(task.pid) ?? [];
     const info = mountOfPath(table, abs) ?? { mountPoint: '/', fstype: 'rootfs', source: 'rootfs', options: '', dev: '0:0' };
     const key = `${info.dev} ${info.mountPoint}`;
     let m = this.mounts.get(key);

@@ -2,7 +2,7 @@
  * The host kernel's process events (the proc connector: every fork, exec
  * and exit on the machine, as they happen), read through a small helper
  * program (native/cn_proc/cn_proc_listen.c) because Node cannot open
- * netlink sockets; host_events.ts reads its lines. They let a process that
+ * netlink sockets; events.ts reads its lines. They let a process that
  * never touches the mount — `sh -c true` — appear in sched_process_fork
  * traces. Needs root in the initial network namespace; without it (or
  * without a C compiler to build the helper) the emulator mirrors only the

@@ -7,17 +7,20 @@
  * connector (cn_proc.ts), when available, report the same lives as they
  * happen, for processes that never touch the mount too.
  */
-import type { ProcessPaths } from './process_paths.js';
-import type { ProcSource } from './proc_source.js';
-import { Task, type ProcInfo } from './task.js';
-import type { TaskTable } from './tasks.js';
+import type { Kernel } from '../kernel/kernel.js';
+import type { Task } from '../kernel/task.js';
+import type { ProcInfo, ProcSource } from './proc_source.js';
 
-export interface MirrorHost {
-  readonly tasks: TaskTable;
-  readonly procs: ProcessPaths;
-  readonly nrCpus: number;
-  /** Lays out a task's user space (a new process, or a thread sharing its leader's). */
-  attachMm(task: Task, leader?: Task): void;
+/** What the mirror knows of a process besides its task. */
+interface Mirrored {
+  /** Its start time (clock ticks since the machine booted): tells a reused pid apart. */
+  readonly startTime: number;
+  /** The working directory last seen: a change means the process called chdir() meanwhile. */
+  cwd?: string;
+  /** Its system calls outside the mount are reported as they happen (`tracefs-emu exec`'s watcher): chdir() included. */
+  watched: boolean;
+  /** An exec inferred from a changed comm that a later exec notification must not repeat. */
+  execInferred: boolean;
 }
 
 /** How far up the parent chain a new process's ancestors are mirrored. */
@@ -27,10 +30,12 @@ export class ProcessMirror {
   private initNamed = false;
   /** Paths execve() was given, by caller, reported before the call ran (the watcher): the exec that follows ran that name. */
   private readonly execNames = new Map<number, string>();
+  /** The tasks this mirror made, and what it knows of their processes. */
+  private readonly mirrored = new WeakMap<Task, Mirrored>();
 
   constructor(
-    private readonly h: MirrorHost,
-    private readonly src: ProcSource | undefined,
+    private readonly k: Kernel,
+    private readonly src: ProcSource,
   ) {}
 
   /**
@@ -40,18 +45,19 @@ export class ProcessMirror {
    * its mirror was made.
    */
   taskOf(pid: number, comm = '<...>', ppid = 0): Task {
-    const known = this.h.tasks.process(pid);
-    if (known && known.origin === 'manual') return known;
-    if (!this.src) return known ?? this.adopt({ pid, tgid: pid, comm, ppid: 1, cpu: 0, startTime: 0 }, false);
+    const known = this.k.tasks.process(pid);
+    const m = known && this.mirrored.get(known);
+    // A task someone else made (a test): not a mirror.
+    if (known && !m) return known;
     const info = this.src.stat(pid);
-    if (known && !known.exited && (!info || info.startTime === known.startTime)) {
-      if (info) this.refresh(known, info);
+    if (known && m && !known.exited && (!info || info.startTime === m.startTime)) {
+      if (info) this.refresh(known, m, info);
       return known;
     }
     if (known) this.exited(known);
     if (info) return this.born(info);
     // Gone already, its fork not reported yet (the proc connector's line comes later): born of the parent the watcher saw.
-    if (!known && ppid > 0 && comm !== '<...>') return this.born({ pid, tgid: pid, comm, ppid, cpu: this.h.tasks.get(ppid)?.cpu ?? 0, startTime: Number.MAX_SAFE_INTEGER });
+    if (!known && ppid > 0 && comm !== '<...>') return this.born({ pid, tgid: pid, comm, ppid, cpu: this.k.tasks.get(ppid)?.cpu ?? 0, startTime: Number.MAX_SAFE_INTEGER });
     return this.adopt({ pid, tgid: pid, comm, ppid: 1, cpu: 0, startTime: 0 }, false);
   }
 
@@ -60,13 +66,25 @@ export class ProcessMirror {
    * it moved: its chdir() happened in between (FUSE sees no request for it).
    */
   cwdChange(t: Task): string | undefined {
+    const m = this.mirrored.get(t);
     // A watched process's chdir() was reported when it made it (and reading its cwd on every call costs).
-    if (!this.src || t.kthread || t.origin === 'manual' || t.syscallsWatched) return undefined;
+    if (!m || t.kthread || m.watched) return undefined;
     const cwd = this.src.cwd(t.pid);
     if (cwd === undefined) return undefined;
-    const before = t.cwd;
-    t.cwd = cwd;
+    const before = m.cwd;
+    m.cwd = cwd;
     return before !== undefined && before !== cwd ? cwd : undefined;
+  }
+
+  /** The process of `t` reports its system calls outside the mount (the watcher runs it), and so will its children. */
+  watch(t: Task): void {
+    const m = this.mirrored.get(t);
+    if (m) m.watched = true;
+  }
+
+  /** Whether `t` mirrors a process whose system calls are reported (see watch()). */
+  watched(t: Task): boolean {
+    return this.mirrored.get(t)?.watched ?? false;
   }
 
   /** A watched execve() about to run (and most likely succeed): the exec reported or inferred next is of this path. */
@@ -82,23 +100,23 @@ export class ProcessMirror {
   }
 
   /** A comm that changed since last seen: the process exec'd. */
-  private refresh(t: Task, info: ProcInfo): void {
-    t.cpu = info.cpu % this.h.nrCpus;
+  private refresh(t: Task, m: Mirrored, info: ProcInfo): void {
+    t.cpu = info.cpu % this.k.nrCpus;
     if (info.comm !== t.comm) {
-      t.execInferred = true;
-      this.h.procs.exec(t, this.execPath(t.pid, this.src?.exe(t.pid) ?? `/usr/bin/${info.comm}`), info.comm);
+      m.execInferred = true;
+      this.k.procs.exec(t, this.execPath(t.pid, this.src.exe(t.pid) ?? `/usr/bin/${info.comm}`), info.comm);
     }
   }
 
   /** A process seen for the first time. */
   private born(info: ProcInfo): Task {
-    if (info.startTime < (this.src?.bootTicks ?? 0)) return this.adopt(info, false);
+    if (info.startTime < this.src.bootTicks) return this.adopt(info, false);
     const parent = this.ensure(info.ppid, 0);
     const child = this.adopt({ ...info, comm: parent?.comm ?? info.comm }, true, parent);
-    if (parent) this.h.procs.fork(parent, child);
+    if (parent) this.k.procs.fork(parent, child);
     if (child.comm !== info.comm) {
-      child.execInferred = true;
-      this.h.procs.exec(child, this.execPath(info.pid, this.src?.exe(info.pid) ?? `/usr/bin/${info.comm}`), info.comm);
+      this.mirrored.get(child)!.execInferred = true;
+      this.k.procs.exec(child, this.execPath(info.pid, this.src.exe(info.pid) ?? `/usr/bin/${info.comm}`), info.comm);
     }
     return child;
   }
@@ -106,94 +124,88 @@ export class ProcessMirror {
   /** An ancestor mirrored as it is now, without inferring its own birth. */
   private ensure(pid: number, depth: number): Task | undefined {
     if (pid <= 0) return undefined;
-    const known = this.h.tasks.get(pid);
+    const known = this.k.tasks.get(pid);
     if (known && !known.exited) {
       // The built-in init stands for the machine's pid 1: it goes by its name.
       if (pid === 1 && known.origin === 'kernel' && !this.initNamed) {
         this.initNamed = true;
-        const info = this.src?.stat(1);
+        const info = this.src.stat(1);
         if (info) known.comm = info.comm;
       }
       return known;
     }
-    const info = this.src?.stat(pid);
-    if (!info) return this.h.tasks.get(1);
+    const info = this.src.stat(pid);
+    if (!info) return this.k.tasks.get(1);
     if (depth < MAX_ANCESTORS) this.ensure(info.ppid, depth + 1);
     return this.adopt(info, false);
   }
 
   /** Adds a mirror of a process (leaves its birth to the caller). */
   private adopt(info: ProcInfo, fresh: boolean, parent?: Task): Task {
-    const t = new Task(info.pid, info.tgid, info.comm, info.ppid);
-    t.cpu = info.cpu % this.h.nrCpus;
-    t.startTime = info.startTime;
-    t.origin = 'proc';
-    if (info.priority !== undefined && info.priority >= -100 && info.priority < 40) t.prio = info.priority + 100;
-    t.state = fresh ? 'R' : 'S';
-    const leader = info.tgid !== info.pid ? this.h.tasks.process(info.tgid) : undefined;
+    const { pid, tgid, comm, ppid, cpu, priority } = info;
+    const prio = priority !== undefined && priority >= -100 && priority < 40 ? priority + 100 : undefined;
+    const leader = tgid !== pid ? this.k.tasks.process(tgid) : undefined;
+    const t = this.k.procs.adopt({ pid, tgid, comm, ppid, cpu, prio, state: fresh ? 'R' : 'S' }, leader ?? (fresh && parent && tgid === parent.tgid ? parent : undefined));
     // A watched process's children are watched too (the seccomp filter is inherited).
-    if (fresh && parent) t.syscallsWatched = parent.syscallsWatched;
-    this.h.tasks.add(t);
-    this.h.attachMm(t, leader ?? (fresh && parent && info.tgid === parent.tgid ? parent : undefined));
+    this.mirrored.set(t, { startTime: info.startTime, watched: fresh && parent ? this.watched(parent) : false, execInferred: false });
     return t;
   }
 
   /** A mirrored process found gone: it exited, and its parent reaped it. */
   private exited(t: Task): void {
     if (t.exited) {
-      this.h.tasks.delete(t.pid);
+      this.k.tasks.delete(t.pid);
       return;
     }
-    this.h.procs.exit(t);
-    this.h.procs.reap(t.pid === t.tgid ? this.h.tasks.get(t.ppid) : undefined, t);
+    this.k.procs.exit(t);
+    this.k.procs.reap(t.pid === t.tgid ? this.k.tasks.get(t.ppid) : undefined, t);
   }
 
   /** Checks every mirrored process still exists (called periodically). */
   checkExits(): void {
-    if (!this.src) return;
-    for (const t of [...this.h.tasks.all()]) {
-      if (t.origin !== 'proc') continue;
+    for (const t of [...this.k.tasks.all()]) {
+      const m = this.mirrored.get(t);
+      if (!m) continue;
       const info = this.src.stat(t.pid);
-      if (!info || info.startTime !== t.startTime) this.exited(t);
+      if (!info || info.startTime !== m.startTime) this.exited(t);
     }
   }
 
   // --- process events, as the proc connector reports them
 
   onFork(ppid: number, pid: number, tgid: number, cpu?: number): void {
-    const known = this.h.tasks.process(pid);
+    const known = this.k.tasks.process(pid);
     if (known && !known.exited) return;
     if (known) this.exited(known);
-    const parent = this.ensure(ppid, 0) ?? this.h.tasks.get(1);
-    const info: ProcInfo = this.src?.stat(pid) ?? { pid, tgid, comm: parent?.comm ?? '<...>', ppid, cpu: cpu ?? parent?.cpu ?? 0, startTime: 0 };
+    const parent = this.ensure(ppid, 0) ?? this.k.tasks.get(1);
+    const info: ProcInfo = this.src.stat(pid) ?? { pid, tgid, comm: parent?.comm ?? '<...>', ppid, cpu: cpu ?? parent?.cpu ?? 0, startTime: 0 };
     const child = this.adopt({ ...info, pid, tgid, ppid: tgid === pid ? ppid : (parent?.ppid ?? ppid), comm: parent?.comm ?? info.comm, cpu: cpu ?? info.cpu }, true, parent);
-    if (parent) this.h.procs.fork(parent, child);
+    if (parent) this.k.procs.fork(parent, child);
   }
 
   onExec(pid: number, reported: string, exe?: string): void {
-    const t = this.h.tasks.process(pid) ?? this.taskOf(pid);
-    const filename = this.execPath(pid, exe ?? this.src?.exe(pid) ?? '');
+    const t = this.k.tasks.process(pid) ?? this.taskOf(pid);
+    const m = this.mirrored.get(t);
+    const filename = this.execPath(pid, exe ?? this.src.exe(pid) ?? '');
     // A process gone before its comm could be read: the kernel named it after the file it ran.
     const comm = reported || (filename.split('/').pop() ?? '') || t.comm;
-    if (t.execInferred && t.comm === comm) {
-      t.execInferred = false;
-      return;
-    }
-    t.execInferred = false;
-    this.h.procs.exec(t, filename || `/usr/bin/${comm}`, comm);
+    const inferred = m?.execInferred ?? false;
+    if (m) m.execInferred = false;
+    if (inferred && t.comm === comm) return;
+    this.k.procs.exec(t, filename || `/usr/bin/${comm}`, comm);
   }
 
   onComm(pid: number, comm: string): void {
-    const t = this.h.tasks.process(pid);
+    const t = this.k.tasks.process(pid);
     if (t) t.comm = comm;
   }
 
   onExit(pid: number, code: number): void {
     // an execve() seen that did not happen after all
     this.execNames.delete(pid);
-    const t = this.h.tasks.process(pid);
-    if (!t || t.exited || t.origin === 'manual') return;
-    this.h.procs.exit(t, code);
-    this.h.procs.reap(t.pid === t.tgid ? this.h.tasks.get(t.ppid) : undefined, t);
+    const t = this.k.tasks.process(pid);
+    if (!t || t.exited || !this.mirrored.has(t)) return;
+    this.k.procs.exit(t, code);
+    this.k.procs.reap(t.pid === t.tgid ? this.k.tasks.get(t.ppid) : undefined, t);
   }
 }

@@ -1,11 +1,24 @@
 /**
- * What the emulated kernel learns about real processes: /proc of the host,
+ * What the host driver learns about the machine's processes: its /proc,
  * behind an interface so tests can script process lifetimes (a fork, an
  * exec that changes the comm, an exit, a reused pid).
  */
 import { accessSync, closeSync, constants, openSync, readFileSync, readlinkSync, readSync } from 'node:fs';
 import { type MountInfo, parseMountinfo } from './mountinfo.js';
-import type { ProcInfo } from './task.js';
+
+/** What /proc says about one real process. */
+export interface ProcInfo {
+  pid: number;
+  tgid: number;
+  comm: string;
+  ppid: number;
+  cpu: number;
+  /** Start time (clock ticks since the machine booted). */
+  startTime: number;
+  /** Kernel priority as /proc/PID/stat shows it (prio - 100), and nice. */
+  priority?: number;
+  state?: string;
+}
 
 export interface ProcSource {
   /** /proc/PID/stat (+ Tgid): undefined when the process is gone (or a zombie). */

@@ -1,16 +1,17 @@
 /**
- * `--symbols host`: the machine's running kernel as the model. Symbols come
- * from its /proc/kallsyms (we run as root, so addresses are real), types from
- * /sys/kernel/btf/vmlinux. Which functions ftrace could trace is not visible
+ * The machine's running kernel as the model (`symbols: hostSymbolSource`).
+ * Symbols come from its /proc/kallsyms (we run as root, so addresses are
+ * real), types from /sys/kernel/btf/vmlinux. Which functions ftrace could trace is not visible
  * without the host's own tracefs, so it is guessed (see guessTraceable),
  * unless a real tracefs is mounted at /sys/kernel/tracing, whose
  * available_filter_functions_addrs then says it exactly.
  */
 import { existsSync, readFileSync, statfsSync } from 'node:fs';
-import { Btf } from './btf.js';
-import { cmpAddr, type ModuleInfo, type SymbolColumns } from './symbol_data.js';
-import { KallsymsTable } from './symbol_table.js';
-import { TRACEFS_MAGIC } from './vfs.js';
+import { Btf } from '../kernel/btf.js';
+import type { SymbolProvider } from '../kernel/kernel_symbols.js';
+import { cmpAddr, type ModuleInfo, type SymbolColumns } from '../kernel/symbol_data.js';
+import { KallsymsTable } from '../kernel/symbol_table.js';
+import { TRACEFS_MAGIC } from '../kernel/vfs.js';
 
 /** Parses /proc/kallsyms text (module lines end in `\t[module]`) into columns, with no traceable functions yet. */
 export function parseKallsyms(text: string, procModules = ''): SymbolColumns {
@@ -235,3 +236,11 @@ export function hostKprobeBlacklist(): string {
     return '';
   }
 }
+
+/** The running kernel's symbols, BTF and kprobe blacklist, for KernelOptions.symbols. */
+export const hostSymbolSource: SymbolProvider = {
+  symbols: hostSymbols,
+  types: hostBtfDb,
+  moduleTypes: hostModuleBtf,
+  kprobeBlacklist: hostKprobeBlacklist,
+};

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { dataDir } from './symbols_builtin.js';
+import { dataDir } from '../kernel/symbols_builtin.js';
 
 /** The helper's binary, built if needed; undefined when it cannot be had (no source, no compiler). */
 export function nativeHelper(dir: string, name: string): string | undefined {

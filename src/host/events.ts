@@ -1,9 +1,9 @@
 /**
- * What the host tells the emulated kernel as it happens, through one FIFO
+ * What the machine tells the host driver as it happens, through one FIFO
  * read without blocking (on a timer, and before each request on the mount
  * is served): process lives from the proc connector (cn_proc.ts: every
  * fork, exec and exit of the machine) and the system calls that processes
- * run by `tracefs-emu exec` make outside the mount (host_syscalls.ts). One
+ * run by `tracefs-emu exec` make outside the mount (syscalls.ts). One
  * FIFO keeps them in the order they were written: a watched call is written
  * before it runs, so before the exit of the process that made it.
  */
@@ -12,8 +12,8 @@ import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { procEventLine, procEventsHelper } from './cn_proc.js';
-import { type HostSyscalls, parseHostSyscall } from './host_syscalls.js';
 import type { ProcessMirror } from './proc_mirror.js';
+import { type HostSyscalls, parseHostSyscall } from './syscalls.js';
 
 export interface HostEvents {
   /** The FIFO's path, while other processes may open it (undefined when it has no name). */

@@ -4,7 +4,7 @@
  * the inode identity uprobes compare (symlinks resolved).
  */
 import { statSync } from 'node:fs';
-import type { ErrnoName } from '../../kernel/errno.js';
+import type { ErrnoName } from '../kernel/errno.js';
 
 export function hostStatPath(path: string): { kind: 'regular' | 'other'; inode: string } | ErrnoName {
   try {

@@ -1,0 +1,97 @@
+/**
+ * The host driver: what ties the emulated kernel to the machine it runs on.
+ * It mirrors the machine's processes as tasks (/proc, the proc connector),
+ * replays the system calls that watched processes make outside the mount
+ * (the events FIFO), follows their sleeps, and tells the kernel which task
+ * a request on the mount runs in. Only the daemon makes one: the library's
+ * default (pidTasks) reads nothing of the machine.
+ */
+import type { Caller } from '../kernel/caller.js';
+import type { Kernel } from '../kernel/kernel.js';
+import type { Task } from '../kernel/task.js';
+import { type HostEvents, startHostEvents } from './events.js';
+import { ProcessMirror } from './proc_mirror.js';
+import { HostProcSource, type ProcSource } from './proc_source.js';
+import { HostSched } from './sched.js';
+import { HostSyscalls } from './syscalls.js';
+
+export interface HostOptions {
+  /** Where processes are read from: the machine's /proc (default), or a scripted source (tests). */
+  proc?: ProcSource;
+  /** Follow every process's fork/exec/exit through the kernel's proc connector (root only). */
+  procEvents?: boolean;
+  /**
+   * A FIFO to make at this path, where `tracefs-emu exec`'s watcher reports
+   * the system calls its processes make outside the mount (syscalls.ts);
+   * read with the process events, in the order they were written.
+   */
+  eventsFifo?: string;
+}
+
+/** How often mirrored processes are checked for exits nothing reported (ms). */
+const EXIT_CHECK_MS = 1000;
+
+export class HostDriver {
+  readonly source: ProcSource;
+  readonly mirror: ProcessMirror;
+  /** System calls watched processes make on the machine's other files. */
+  readonly syscalls: HostSyscalls;
+  /** The sleeps and wakeups of watched processes (undefined without a /proc that counts switches). */
+  readonly sched?: HostSched;
+  private events?: HostEvents;
+  private exitTimer?: NodeJS.Timeout;
+
+  constructor(
+    readonly kernel: Kernel,
+    private readonly opts: HostOptions = {},
+  ) {
+    const src = (this.source = opts.proc ?? new HostProcSource());
+    this.mirror = new ProcessMirror(kernel, src);
+    this.syscalls = new HostSyscalls(kernel, this.mirror, src);
+    if (src.switches) this.sched = new HostSched(kernel, this.mirror, (pid) => src.switches!(pid), (pid) => src.stat(pid)?.state);
+  }
+
+  /**
+   * The task of the process behind a request, before the kernel runs it:
+   * what the machine reported first (a fork, an exit), the process's own
+   * birth or exec inferred on the way, and a chdir() it made since its last
+   * call on the mount (FUSE sees no request for it).
+   */
+  readonly taskOf = (caller: Caller): Task => {
+    this.drain();
+    const task = this.mirror.taskOf(caller.pid);
+    const moved = this.mirror.cwdChange(task);
+    if (moved !== undefined) this.kernel.syscall(task, { name: 'chdir', path: moved }, () => 0);
+    return task;
+  };
+
+  /** Starts following the machine: exit checks, process events and watched system calls, watched processes' sleeps. */
+  start(): void {
+    if (!this.exitTimer) {
+      this.exitTimer = setInterval(() => this.mirror.checkExits(), EXIT_CHECK_MS);
+      this.exitTimer.unref();
+    }
+    const { procEvents = false, eventsFifo } = this.opts;
+    if ((procEvents || eventsFifo) && !this.events) this.events = startHostEvents({ mirror: this.mirror, syscalls: this.syscalls }, { procEvents, fifo: eventsFifo });
+    // Watched processes exist only where they can report: their sleeps and wakeups are followed there.
+    if (eventsFifo) this.sched?.start();
+  }
+
+  /** Where watched processes report their system calls (undefined when nobody can). */
+  get fifo(): string | undefined {
+    return this.events?.fifo;
+  }
+
+  /** Process events and system calls the machine reported and the kernel has not seen yet: handled now, in their order. */
+  drain(): void {
+    this.events?.drain();
+  }
+
+  stop(): void {
+    if (this.exitTimer) clearInterval(this.exitTimer);
+    this.exitTimer = undefined;
+    this.events?.stop();
+    this.events = undefined;
+    this.sched?.stop();
+  }
+}

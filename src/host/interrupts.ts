@@ -1,0 +1,10 @@
+/** The machine's /proc/interrupts: what the `exec` namespace shows there (the emulated kernel counts no interrupts of its own). */
+import { readFileSync } from 'node:fs';
+
+export function hostInterrupts(): string {
+  try {
+    return readFileSync('/proc/interrupts', 'latin1');
+  } catch {
+    return '';
+  }
+}
