@@ -94,6 +94,8 @@ export class Executor {
   readonly fentryPatched: Uint8Array;
   /** How many sites are patched (observed asks on every system call: no scan). */
   private patchedCount = 0;
+  /** Moves whenever a site is patched or restored, or a breakpoint set or cleared. */
+  generation = 0;
   /** Where patched __fentry__ sites go. */
   fentry: FentryHandler = () => {};
   /** int3 breakpoints by address. */
@@ -120,6 +122,12 @@ export class Executor {
     if (was === on) return;
     this.fentryPatched[id] = on ? 1 : 0;
     this.patchedCount += on ? 1 : -1;
+    this.generation++;
+  }
+
+  /** Whether function `id` reaches a hook when it runs (its ftrace site is patched, or it holds a breakpoint). */
+  hooked(id: number): boolean {
+    return this.fentryPatched[id] !== 0 || this.bpOffsets.has(id);
   }
 
   /** The kernel address space calls run in (stacks, return slots). */
@@ -151,6 +159,7 @@ export class Executor {
     if (!offs.includes(offset)) offs.push(offset);
     offs.sort((a, b) => a - b);
     this.bpOffsets.set(fn.id, offs);
+    this.generation++;
   }
 
   clearBreakpoint(fn: KernelFunction, offset: number): void {
@@ -158,6 +167,7 @@ export class Executor {
     const offs = (this.bpOffsets.get(fn.id) ?? []).filter((o) => o !== offset);
     if (offs.length) this.bpOffsets.set(fn.id, offs);
     else this.bpOffsets.delete(fn.id);
+    this.generation++;
   }
 
   /**

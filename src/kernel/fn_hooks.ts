@@ -11,7 +11,7 @@ import type { ExecContext } from './context.js';
 import { HARDIRQ_OFFSET, SOFTIRQ_DISABLE_OFFSET, SOFTIRQ_OFFSET } from './cpu.js';
 import type { KernelMemory } from './kmem.js';
 import { kmallocSize } from './kmem.js';
-import type { FnHook, RunCtx } from './path_runner.js';
+import type { FnHook, HookEffect, RunCtx } from './path_runner.js';
 import type { Task } from './task.js';
 import type { TracepointRegistry } from './tracepoint.js';
 
@@ -80,6 +80,9 @@ const CACHE_BY_CALLER: Record<string, [string, string]> = {
   put_pid: ['pid', 'pid'],
   refresh_cpu_vm_stats: ['kmalloc-64', ''],
 };
+
+/** What the slab hooks may show: their events (which objects they hand out only decides the addresses that come next). */
+const SLAB: HookEffect = { fires: ['kmalloc', 'kfree', 'kmem_cache_alloc', 'kmem_cache_free'] };
 
 /** Calls around a callback that are not the callback (locks, accounting of the caller). */
 const BOOKKEEPING = /^(_raw_|__raw_|raw_|pwq_|worker_|assign_work|kick_pool|wq_|set_work|insert_work|__rcu|rcu_|mutex_|__queue|lock_|__lock|in_lock|__timer|timer_|detach|__mod|local_|preempt|__flush|debug_)/;
@@ -158,38 +161,44 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
   };
 
   // --- locks: preemption and interrupts as events record them
-  on(['_raw_spin_lock', '_raw_spin_trylock', '_raw_read_lock', '_raw_write_lock', '_raw_spin_lock_nested', 'raw_spin_rq_lock_nested'], {
-    exit: (x) => void (x.task.preemptCount += x.fn.name === 'raw_spin_rq_lock_nested' ? 0 : 1),
+  on(['_raw_spin_lock', '_raw_spin_trylock', '_raw_read_lock', '_raw_write_lock', '_raw_spin_lock_nested'], {
+    exit: (x) => void (x.task.preemptCount += 1),
+    effect: { preempt: 1 },
   });
   on(['_raw_spin_lock_irq', '_raw_spin_lock_irqsave', '_raw_read_lock_irqsave', '_raw_write_lock_irq', '_raw_write_lock_irqsave', '_raw_spin_trylock_irqsave'], {
     exit: (x) => {
       x.task.preemptCount += 1;
       x.task.irqsOff += 1;
     },
+    effect: { preempt: 1, irqs: 1 },
   });
-  on('_raw_spin_lock_bh', { exit: (x) => void (x.task.preemptCount += SOFTIRQ_DISABLE_OFFSET + 1) });
+  on('_raw_spin_lock_bh', { exit: (x) => void (x.task.preemptCount += SOFTIRQ_DISABLE_OFFSET + 1), effect: { preempt: SOFTIRQ_DISABLE_OFFSET + 1 } });
   on(['_raw_spin_unlock', '_raw_read_unlock', '_raw_write_unlock'], {
     enter: (x) => {
       if ((x.task.preemptCount & 0xff) > 0) x.task.preemptCount -= 1;
     },
+    effect: { preempt: -1 },
   });
   on(['_raw_spin_unlock_irq', '_raw_spin_unlock_irqrestore', '_raw_read_unlock_irqrestore', '_raw_write_unlock_irq', '_raw_write_unlock_irqrestore'], {
     enter: (x) => {
       if ((x.task.preemptCount & 0xff) > 0) x.task.preemptCount -= 1;
       if (x.task.irqsOff > 0) x.task.irqsOff -= 1;
     },
+    effect: { preempt: -1, irqs: -1 },
   });
   on('_raw_spin_unlock_bh', {
     enter: (x) => {
       if (x.task.preemptCount & 0xfe00) x.task.preemptCount -= SOFTIRQ_DISABLE_OFFSET;
       if ((x.task.preemptCount & 0xff) > 0) x.task.preemptCount -= 1;
     },
+    effect: { preempt: -(SOFTIRQ_DISABLE_OFFSET + 1) },
   });
 
   // --- interrupts and softirqs
   on('irq_enter_rcu', {
     enter: (x) => void (x.task.irqsOff += 1),
     exit: (x) => void (x.task.preemptCount += HARDIRQ_OFFSET),
+    effect: { preempt: HARDIRQ_OFFSET, irqs: 1 },
   });
   on('irq_exit_rcu', {
     enter: (x) => {
@@ -198,10 +207,12 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
     exit: (x) => {
       if (x.task.irqsOff > 0) x.task.irqsOff -= 1;
     },
+    effect: { preempt: -HARDIRQ_OFFSET, irqs: -1 },
   });
   on('__sysvec_apic_timer_interrupt', {
     enter: (x) => fire('local_timer_entry', x, { vector: 0xec }),
     exit: (x) => fire('local_timer_exit', x, { vector: 0xec }),
+    effect: { fires: ['local_timer_entry', 'local_timer_exit'] },
   });
   on('handle_softirqs', {
     enter: (x) => {
@@ -212,11 +223,13 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
       x.task.irqsOff += 1;
       if (x.task.preemptCount & SOFTIRQ_OFFSET) x.task.preemptCount -= SOFTIRQ_OFFSET;
     },
+    effect: {},
   });
   for (const [name, vec] of Object.entries(SOFTIRQ_VEC)) {
     on(name, {
       enter: (x) => fire('softirq_entry', x, { vec }),
       exit: (x) => fire('softirq_exit', x, { vec }),
+      effect: { fires: ['softirq_entry', 'softirq_exit'] },
     });
   }
   on(['raise_softirq', '__raise_softirq_irqoff', 'raise_softirq_irqoff'], {
@@ -226,13 +239,15 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
       const vec = p === undefined ? 1 : /rcu/.test(p) ? 9 : /balance/.test(p) ? 7 : /__hrtimer/.test(p) ? 8 : 1;
       fire('softirq_raise', x, { vec });
     },
+    effect: { fires: ['softirq_raise'] },
   });
 
   // --- RCU
   const rcuUtil = (x: Call, s: string): void => fire('rcu_utilization', x, { s });
-  on('rcu_core', { enter: (x) => rcuUtil(x, 'Start RCU core'), exit: (x) => rcuUtil(x, 'End RCU core') });
-  on('rcu_sched_clock_irq', { enter: (x) => rcuUtil(x, 'Start scheduler-tick'), exit: (x) => rcuUtil(x, 'End scheduler-tick') });
-  on('rcu_note_context_switch', { enter: (x) => rcuUtil(x, 'Start context switch'), exit: (x) => rcuUtil(x, 'End context switch') });
+  const RCU: HookEffect = { fires: ['rcu_utilization'] };
+  on('rcu_core', { enter: (x) => rcuUtil(x, 'Start RCU core'), exit: (x) => rcuUtil(x, 'End RCU core'), effect: RCU });
+  on('rcu_sched_clock_irq', { enter: (x) => rcuUtil(x, 'Start scheduler-tick'), exit: (x) => rcuUtil(x, 'End scheduler-tick'), effect: RCU });
+  on('rcu_note_context_switch', { enter: (x) => rcuUtil(x, 'Start context switch'), exit: (x) => rcuUtil(x, 'End context switch'), effect: RCU });
 
   // --- scheduler
   on('update_curr', {
@@ -246,6 +261,8 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
       t.vruntime += BigInt(delta);
       fire('sched_stat_runtime', x, { comm: t.comm, pid: t.pid, runtime: BigInt(delta), vruntime: t.vruntime });
     },
+    // The next accounting that runs takes the time since the task last ran: nothing is lost.
+    effect: { fires: ['sched_stat_runtime'] },
   });
   on('try_to_wake_up', {
     enter: (x, ctx) => {
@@ -273,6 +290,7 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
     on(name, {
       enter: (x) => fire('hrtimer_expire_entry', x, { hrtimer: timerAddr(x.task.cpu, name), now: h.nowNs(), function: fnAddr(name) }),
       exit: (x) => fire('hrtimer_expire_exit', x, { hrtimer: timerAddr(x.task.cpu, name) }),
+      effect: { fires: ['hrtimer_expire_entry', 'hrtimer_expire_exit'] },
     });
   }
   on('hrtimer_start_range_ns', {
@@ -283,12 +301,14 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
       const expires = fn === 'hrtimer_wakeup' ? now + 1_000_000n : ((now / 4_000_000n) + 1n) * 4_000_000n;
       fire('hrtimer_start', x, { hrtimer: timerAddr(x.task.cpu, fn), function: fnAddr(fn), expires, softexpires: expires, mode: fn === 'hrtick' ? 0xa : 0, was_armed: 0 });
     },
+    effect: { fires: ['hrtimer_start'] },
   });
   on(['hrtimer_cancel', 'hrtimer_try_to_cancel'], {
     exit: (x) => {
       if (parentName(x) === 'hrtimer_cancel') return;
       fire('hrtimer_cancel', x, { hrtimer: timerAddr(x.task.cpu, 'hrtimer_wakeup') });
     },
+    effect: { fires: ['hrtimer_cancel'] },
   });
   const TIMER_FNS = ['process_timeout', 'delayed_work_timer_fn', 'srcu_delay_timer', 'idle_worker_timeout', 'writeout_period', 'blk_rq_timed_out_timer', 'tcp_keepalive_timer'];
   on(['mod_timer', 'add_timer', 'add_timer_on', 'timer_reduce', 'add_timer_global', 'mod_timer_pending'], {
@@ -299,6 +319,7 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
       const j = h.jiffies();
       fire('timer_start', x, { timer: timerAddr(x.task.cpu, fn) + 0x100n, function: fnAddr(fn), expires: j + 1n, bucket_expiry: j + 2n, now: j, flags: x.task.cpu });
     },
+    effect: { fires: ['timer_start'] },
   });
   on('call_timer_fn', {
     enter: (x, _ctx, kids) => {
@@ -311,12 +332,14 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
       const fn = (x as { timerFn?: string }).timerFn ?? 'process_timeout';
       fire('timer_expire_exit', x, { timer: timerAddr(x.task.cpu, fn) + 0x100n });
     },
+    effect: { fires: ['timer_expire_entry', 'timer_expire_exit'] },
   });
   on(['timer_delete_sync', 'timer_delete', 'del_timer_sync', 'del_timer', 'timer_shutdown_sync'], {
     exit: (x) => {
       if (hasAncestor(x, /^(timer_delete_sync|timer_delete|del_timer_sync|del_timer)$/, 2)) return;
       fire('timer_cancel', x, { timer: timerAddr(x.task.cpu, 'process_timeout') + 0x100n });
     },
+    effect: { fires: ['timer_cancel'] },
   });
 
   // --- slab and kmalloc
@@ -334,6 +357,7 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
       fire('kmem_cache_alloc', x, { call_site: x.callSite, ptr, name, bytes_req: size, bytes_alloc: size, gfp_flags: GFP_KERNEL, node: NUMA_NO_NODE, accounted: false });
       return ptr;
     },
+    effect: SLAB,
   });
   on(['__kmalloc_noprof', '__kmalloc_cache_noprof', '__kmalloc_node_noprof', '__kmalloc_node_track_caller_noprof', '__kvmalloc_node_noprof', '__kmalloc_cache_node_noprof', '__kmalloc_large_noprof'], {
     exit: (x) => {
@@ -344,6 +368,7 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
       fire('kmalloc', x, { call_site: x.callSite, ptr, bytes_req: want, bytes_alloc: bytes, gfp_flags: GFP_KERNEL, node: NUMA_NO_NODE, accounted: false });
       return ptr;
     },
+    effect: SLAB,
   });
   on(['kfree', 'kvfree', 'kfree_sensitive'], {
     enter: (x) => {
@@ -351,6 +376,7 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
       const o = slab.free();
       fire('kfree', x, { call_site: x.callSite, ptr: o?.addr ?? 0n });
     },
+    effect: SLAB,
   });
   on('kmem_cache_free', {
     enter: (x) => {
@@ -358,6 +384,7 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
       const o = slab.free(name) ?? slab.free();
       fire('kmem_cache_free', x, { call_site: x.callSite, ptr: o?.addr ?? 0n, name: o?.cache ?? name });
     },
+    effect: SLAB,
   });
 
   // --- workqueues
@@ -373,6 +400,7 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
       const w = (x as { work?: [bigint, bigint] }).work;
       if (w) fire('workqueue_execute_end', x, { work: w[0], function: w[1] });
     },
+    effect: { fires: ['workqueue_execute_start', 'workqueue_execute_end'] },
   });
   on(['__queue_work', 'queue_work_on'], {
     exit: (x) => {
@@ -382,6 +410,7 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
       fire('workqueue_queue_work', x, { work, function: fnAddr(fn), workqueue: 'events', req_cpu: 8192, cpu: x.task.cpu });
       fire('workqueue_activate_work', x, { work, function: fnAddr(fn) });
     },
+    effect: { fires: ['workqueue_queue_work', 'workqueue_activate_work'] },
   });
   return hooks;
 }

@@ -22,7 +22,7 @@ import type { KernelFeature } from './features.js';
 import { KStructs } from './kstruct.js';
 import type { AddressSpace } from './memory.js';
 import { PathRunner, type FnHook, type RunCtx } from './path_runner.js';
-import { ProcessPaths } from './process_paths.js';
+import { PROCESS_HOOKED, ProcessPaths } from './process_paths.js';
 import type { KernelProfile } from './profiles/profile.js';
 import { PT_REGS } from './regs.js';
 import { Rng } from './rng.js';
@@ -73,6 +73,13 @@ export interface KernelOptions {
   callPaths?: boolean;
   /** A clock that moves only when told (tests). */
   virtualClock?: boolean;
+}
+
+/** A function's call sites: its direct calls' return offsets by callee id, its indirect ones, and which indirect one each indirect callee got. */
+interface CallSitesOf {
+  readonly real: Map<number, number>;
+  readonly indirect: readonly number[];
+  readonly assigned: Map<number, number>;
 }
 
 /** Tracepoints the kernel fires itself, outside any call tree (the scheduler, process lives, system call entry and exit). */
@@ -126,7 +133,7 @@ export class Kernel implements HookHost {
   /** What every system call does around its own work (sys_enter/sys_exit, the entry path). */
   readonly entry = new SyscallEntry(this);
   private tpEnabled = { generation: -1, inTrees: false, explicit: false };
-  private readonly siteCache = new Map<number, { real: Map<number, number>; indirect: number[]; next: number; assigned: Map<number, number> }>();
+  private readonly siteCache = new Map<number, CallSitesOf>();
   private readonly mms = new Map<number, UserMm>();
 
   constructor(opts: KernelOptions = {}) {
@@ -253,7 +260,10 @@ export class Kernel implements HookHost {
         lockAddr: (fn) => 0xffff888000100000n + BigInt((fn.id * 2654435761) % 4096) * 64n,
         poll: (task, px) => this.activity_?.maybeTick(task, px),
         isTail: (p, c) => this.isTail(p, c),
+        tracepointEnabled: (n) => this.tracepoints.enabled(n),
+        tracepointGeneration: () => this.tracepoints.generation,
       });
+      this.runner_.subtrees.pin(PROCESS_HOOKED);
     }
     return this.runner_;
   }
@@ -502,6 +512,20 @@ export class Kernel implements HookHost {
    * of the caller's indirect call sites; else a modelled one.
    */
   private siteOffset(caller: KernelFunction, callee: KernelFunction): number {
+    const c = this.sitesOf(caller);
+    const r = c.real.get(callee.id);
+    if (r !== undefined) return r;
+    let a = c.assigned.get(callee.id);
+    if (a === undefined) {
+      // Which indirect site a callee gets depends only on the pair, not on which calls ran first.
+      a = c.indirect.length ? c.indirect[(Math.imul(callee.id, 0x9e3779b1) >>> 0) % c.indirect.length]! : this.callSites.returnOffset(caller, callee);
+      c.assigned.set(callee.id, a);
+    }
+    return a;
+  }
+
+  /** The call sites of a function: direct ones by callee, and its indirect ones. */
+  private sitesOf(caller: KernelFunction): CallSitesOf {
     let c = this.siteCache.get(caller.id);
     if (!c) {
       const real = new Map<number, number>();
@@ -510,25 +534,17 @@ export class Kernel implements HookHost {
         if (/^(__pi___x86_indirect_thunk|__x86_indirect_thunk|__SCT__|__x86_indirect_call_thunk)/.test(s.callee.name)) indirect.push(s.returnOffset);
         else if (!real.has(s.callee.id)) real.set(s.callee.id, s.returnOffset);
       }
-      c = { real, indirect, next: 0, assigned: new Map() };
+      c = { real, indirect, assigned: new Map() };
       this.siteCache.set(caller.id, c);
     }
-    const r = c.real.get(callee.id);
-    if (r !== undefined) return r;
-    let a = c.assigned.get(callee.id);
-    if (a === undefined) {
-      a = c.indirect.length ? c.indirect[c.next++ % c.indirect.length]! : this.callSites.returnOffset(caller, callee);
-      c.assigned.set(callee.id, a);
-    }
-    return a;
+    return c;
   }
 
   /** A call the real kernel makes as a jump: the caller has no call of its own to it, and is a small wrapper. */
   private isTail(parent: KernelFunction, child: KernelFunction): boolean {
     if (parent.name === 'x64_sys_call') return true;
     if (parent.size > 64) return false;
-    const c = this.siteCache.get(parent.id);
-    if (c) return !c.real.has(child.id) && !c.indirect.length;
-    return !this.callSites.callsFrom(parent).length;
+    const c = this.sitesOf(parent);
+    return !c.real.has(child.id) && !c.indirect.length;
   }
 }

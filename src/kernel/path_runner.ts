@@ -13,6 +13,7 @@ import { resolveType, type FuncProto } from './ctypes.js';
 import type { Body, Call, Executor, Value } from './executor.js';
 import { isHole, type CallPaths, type PathNode } from './call_paths.js';
 import type { KernelFunction } from './symbols.js';
+import { SubtreeIndex } from './subtree.js';
 import type { Task } from './task.js';
 
 /** Argument values of a path, by parameter name (`file`, `count`) or pointed-to type (`struct dentry`). */
@@ -40,6 +41,19 @@ export interface FnHook {
   enter?(x: Call, ctx: RunCtx, kids: readonly PathNode[] | undefined): void;
   /** May replace the return value. */
   exit?(x: Call, ctx: RunCtx): bigint | void;
+  /**
+   * What the hook does that someone could see, when its function runs
+   * unobserved: the tracepoints it may fire, and what it adds to the task's
+   * preempt count and interrupts-off depth. A hook without it changes state
+   * that matters (a wake-up, a process's life): its function always runs.
+   */
+  effect?: HookEffect;
+}
+
+export interface HookEffect {
+  readonly fires?: readonly string[];
+  readonly preempt?: number;
+  readonly irqs?: number;
 }
 
 type ArgPlan = ((env: PathEnv, x: RunCtx) => bigint)[];
@@ -72,9 +86,15 @@ export interface RunnerDeps {
   poll?(task: Task, px: Call | undefined): void;
   /** Whether the tail call `parent → child` is how the kernel reaches `child` (no call site of its own). */
   isTail?(parent: KernelFunction, child: KernelFunction): boolean;
+  /** Whether a tracepoint has probes (a hook that fires it is then observed). */
+  tracepointEnabled(name: string): boolean;
+  /** Moves whenever tracepoint probes come or go. */
+  tracepointGeneration(): number;
 }
 
 export class PathRunner {
+  /** What runs in each subtree, for skipping the ones nothing can observe (subtree.ts). */
+  readonly subtrees: SubtreeIndex;
   private readonly argPlans = new Map<number, ArgPlan>();
   private readonly retPlans = new Map<number, RetPlan>();
   private readonly fnCache = new Map<string, KernelFunction | null>();
@@ -82,7 +102,14 @@ export class PathRunner {
   /** Frames deeper than this are not entered (a runaway template). */
   maxDepth = 160;
 
-  constructor(readonly deps: RunnerDeps) {}
+  /** Calls made through the executor by paths (for the daemon's statistics). */
+  calls = 0;
+  /** Subtrees passed over because nothing could see them. */
+  skipped = 0;
+
+  constructor(readonly deps: RunnerDeps) {
+    this.subtrees = new SubtreeIndex(deps, (name) => this.fn(name));
+  }
 
   fn(name: string): KernelFunction | undefined {
     let f = this.fnCache.get(name);
@@ -100,11 +127,23 @@ export class PathRunner {
     return this.run(nodes, ctx, px);
   }
 
-  /** Runs nodes in order; returns a promise only if one of them sleeps. */
+  /**
+   * Runs nodes in order; returns a promise only if one of them sleeps. A
+   * subtree in which no function is hooked, no breakpoint set, and no
+   * tracepoint its functions fire has probes is not run call by call: only
+   * what it leaves behind (the preempt count of a lock it keeps) is applied,
+   * as a patched-out kernel would run it unseen.
+   */
   run(nodes: readonly PathNode[], ctx: RunCtx, px?: Call, from = 0, rep = 0): void | Promise<void> {
+    const subtrees = this.subtrees;
     for (let i = from; i < nodes.length; i++) {
       const n = nodes[i]!;
       if (n.flag && !ctx.flags.has(n.flag)) continue;
+      if (!subtrees.observed(n)) {
+        subtrees.applyUnseen(n, ctx, i === from ? n.rep - rep : n.rep);
+        this.skipped++;
+        continue;
+      }
       for (let r = i === from ? rep : 0; r < n.rep; r++) {
         if (ctx.err || ctx.stop) return;
         const v = this.node(n, ctx, px, i === nodes.length - 1 && r === n.rep - 1);
@@ -135,6 +174,7 @@ export class PathRunner {
   call(fn: KernelFunction, kids: readonly PathNode[] | Body, ctx: RunCtx, px: Call | undefined, chain = false, last = false, opRet?: OpReturn): Value | Promise<Value> {
     const { task } = ctx;
     if (task.frames.length >= this.maxDepth) return 0n;
+    this.calls++;
     if (this.deps.poll && (++this.counter & 15) === 0) this.deps.poll(task, px);
     const hook = this.deps.hooks.get(fn.name);
     const args = this.args(fn, ctx);

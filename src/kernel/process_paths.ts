@@ -26,6 +26,9 @@ export interface ProcessSpec {
 }
 
 const SIGCHLD = 17n;
+
+/** Functions whose hooks the process paths swap in while they run (their effects are the processes' lives). */
+export const PROCESS_HOOKED: readonly string[] = ['wake_up_new_task', 'kernel_clone', '__set_task_comm', 'bprm_execve', 'taskstats_exit'];
 /** clone flags of a new thread (pthread_create), and of fork(). */
 const CLONE_THREAD_FLAGS = 0x3d0f00n;
 
