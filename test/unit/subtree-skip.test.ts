@@ -5,9 +5,9 @@
  * far fewer calls are executed.
  */
 import { describe, expect, it } from 'vitest';
-import type { PtRegs } from '../src/kernel/regs.js';
-import { Task } from '../src/kernel/task.js';
-import { kernelEmu } from './kernel_helpers.js';
+import type { PtRegs } from '../../src/kernel/regs.js';
+import { Task } from '../../src/kernel/task.js';
+import { kernelEmu } from '../helpers/kernel.js';
 
 function lives(skipping: boolean, hooked: RegExp, tracepoints: string[] = []) {
   const { k } = kernelEmu({ virtualClock: true });
