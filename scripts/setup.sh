@@ -2,18 +2,16 @@
 # Installs everything tracefs-emu needs on a fresh Debian 12 machine (as root),
 # then builds. Safe to run again: each step is skipped when already done.
 #
-#   1. Debian packages: fuse (fusermount) and libfuse2 (libfuse.so.2), plus a
-#      C toolchain and python3 for node-gyp if missing.
-#   2. npm dependencies, with install scripts off (the only package that has
-#      one is fuse-native, and we build it ourselves).
-#   3. fuse-native: patches/fuse-native+2.2.6.patch applied, then built from
-#      source with node-gyp against the system's libfuse.so.2.
+#   1. Debian packages: fuse (fusermount), libfuse2 and libfuse-dev (libfuse's
+#      low-level API), plus a C toolchain and python3 for node-gyp if missing.
+#   2. npm dependencies, with install scripts off (none of ours needs one).
+#   3. Our FUSE session (native/fuse): built with node-gyp against the
+#      system's libfuse.so.2.
 #   4. The TypeScript build (dist/).
 set -eu
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-PATCH="$ROOT/patches/fuse-native+2.2.6.patch"
-FN="$ROOT/node_modules/fuse-native"
+NATIVE="$ROOT/native/fuse"
 
 say() { echo "setup: $*" >&2; }
 die() { echo "setup: error: $*" >&2; exit 1; }
@@ -23,6 +21,7 @@ have_lib() { /sbin/ldconfig -p 2>/dev/null | grep -q "libfuse\.so\.2 " || [ -e /
 missing=""
 command -v fusermount >/dev/null 2>&1 || missing="$missing fuse"
 have_lib || missing="$missing libfuse2"
+[ -f /usr/include/fuse/fuse_lowlevel.h ] || missing="$missing libfuse-dev"
 command -v make >/dev/null 2>&1 || missing="$missing make"
 command -v cc >/dev/null 2>&1 && command -v c++ >/dev/null 2>&1 || missing="$missing gcc g++"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
@@ -62,20 +61,10 @@ if [ ! -f "$deps_stamp" ] || [ "$(cat "$deps_stamp")" != "$lock_sum" ]; then
   echo "$lock_sum" > "$deps_stamp"
 fi
 
-# --- 3. the patched fuse-native -------------------------------------------------
-patch_sum=$(sha256sum "$PATCH" | cut -c1-16)
-fn_stamp="$FN/.tracefs-emu-patch"
-if [ ! -f "$fn_stamp" ] || [ "$(cat "$fn_stamp")" != "$patch_sum" ] || [ ! -f "$FN/build/Release/fuse.node" ]; then
-  if [ -f "$fn_stamp" ] || ! patch -p1 -N --dry-run -s -d "$FN" < "$PATCH" >/dev/null 2>&1; then
-    # Patched before (maybe by another version of the patch): start from a pristine copy.
-    say "reinstalling a pristine fuse-native"
-    rm -rf "$FN"
-    npm install --ignore-scripts --no-audit --no-fund --loglevel=error
-  fi
-  if [ ! -f "$fn_stamp" ]; then
-    say "patching fuse-native"
-    patch -p1 -N -s -d "$FN" < "$PATCH" || die "patches/fuse-native+2.2.6.patch does not apply"
-  fi
+# --- 3. the FUSE session ------------------------------------------------------
+native_sum=$(cat "$NATIVE/binding.gyp" "$NATIVE"/*.c | sha256sum | cut -c1-16)
+native_stamp="$NATIVE/build/.tracefs-emu-build"
+if [ ! -f "$native_stamp" ] || [ "$(cat "$native_stamp")" != "$native_sum" ] || [ ! -f "$NATIVE/build/Release/tracefs_fuse.node" ]; then
   gyp="$(npm root -g 2>/dev/null)/npm/node_modules/node-gyp/bin/node-gyp.js"
   [ -f "$gyp" ] || gyp="$(dirname "$(dirname "$(readlink -f "$(command -v npm)")")")/node_modules/node-gyp/bin/node-gyp.js"
   [ -f "$gyp" ] || die "node-gyp (bundled with npm) not found"
@@ -85,11 +74,11 @@ if [ ! -f "$fn_stamp" ] || [ "$(cat "$fn_stamp")" != "$patch_sum" ] || [ ! -f "$
     nodedir=$(dirname "$(dirname "$(readlink -f "$(command -v node)")")")
     [ -f "$nodedir/include/node/node_api.h" ] || nodedir=""
   fi
-  say "building fuse-native (node-gyp${nodedir:+, headers from $nodedir})"
-  (cd "$FN" && node "$gyp" rebuild ${nodedir:+--nodedir="$nodedir"} --loglevel=error >build.log 2>&1) \
-    || { cat "$FN/build.log" >&2; die "fuse-native build failed"; }
-  node -e "require('$FN')" || die "the fuse-native build does not load"
-  echo "$patch_sum" > "$fn_stamp"
+  say "building the FUSE session (node-gyp${nodedir:+, headers from $nodedir})"
+  (cd "$NATIVE" && node "$gyp" rebuild ${nodedir:+--nodedir="$nodedir"} --loglevel=error >build.log 2>&1) \
+    || { cat "$NATIVE/build.log" >&2; die "the FUSE session's build failed"; }
+  node -e "require('$NATIVE/build/Release/tracefs_fuse.node')" || die "the FUSE session's build does not load"
+  echo "$native_sum" > "$native_stamp"
 fi
 
 # --- 4. TypeScript build -------------------------------------------------------------

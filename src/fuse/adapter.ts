@@ -1,105 +1,125 @@
 /**
- * FUSE operations onto the Tracefs library API. Thin by design: path and
- * handle plumbing, errno conversion, interrupts; every tracefs semantic
+ * FUSE requests onto the Tracefs library API. Thin by design: node ids and
+ * handles, errno conversion, interrupts; every tracefs semantic
  * (permissions, truncate-on-open, blocking, poll masks) is the library's.
  */
 import type { Caller } from '../kernel/caller.js';
-import { errno, isKernelError } from '../kernel/errno.js';
-import type { Node } from '../tracefs/node.js';
+import { errno, fail, isKernelError } from '../kernel/errno.js';
+import { Dir, type Node } from '../tracefs/node.js';
 import type { Handle, Stat, Tracefs } from '../tracefs/tracefs.js';
 import { FdTable } from './fd_table.js';
-import type { KernelCache } from './kernel_cache.js';
-import { FUSE_LOOKUP, FUSE_MKDIR, type FuseOps, type FuseRequest, type FuseStat } from './native.js';
+import { KernelCache } from './kernel_cache.js';
+import { NodeIds } from './node_ids.js';
+import type { FuseHandler, FuseNotices, FuseReplies, FuseRequest, SetAttr } from './session.js';
 
-/** Open reply flags understood by the patched binding. */
-export const OPEN_DIRECT_IO = 1;
-export const OPEN_KEEP_CACHE = 2;
-export const OPEN_NONSEEKABLE = 4;
-
-const UNCHANGED_ID = 0xffffffff;
-export interface AdapterOptions {
-  /** Where bugs (non-KernelError throws) are reported; they become EIO. */
-  log?: (msg: string) => void;
-  /** Wakes the pollers of an open file (set once the FUSE instance exists). */
-  notifyPoll?: (fh: number) => void;
-  /** The kernel's cache of the tree: learns node ids from requests; operations wait for the invalidations they caused. */
-  cache?: KernelCache;
-}
-
-export function callerOf(req: FuseRequest): Caller {
-  return { pid: req.pid, uid: req.uid, gid: req.gid };
-}
-
-export function toFuseStat(st: Stat): FuseStat {
-  return {
-    mode: st.mode,
-    uid: st.uid,
-    gid: st.gid,
-    size: st.size,
-    nlink: st.nlink,
-    ino: st.ino,
-    blksize: 4096,
-    blocks: 0,
-    atime: st.atimeMs,
-    mtime: st.mtimeMs,
-    ctime: st.ctimeMs,
-  };
-}
+/**
+ * How long the kernel may keep a lookup or attributes without asking again.
+ * Every change is invalidated explicitly, so this only bounds the damage of
+ * a change that was not (a bug); long enough that ftracetest's per-test walk
+ * of every event directory (initialize_system) is served from the cache
+ * from one test to the next.
+ */
+export const CACHE_TIMEOUT_S = 3600;
 
 /** How long a busy operation waits for RELEASE requests in flight before it runs again. */
 const RELEASE_GRACE_MS = 20;
 
+export interface AdapterOptions {
+  /** Where bugs (non-KernelError throws) are reported; they become EIO. */
+  log?: (msg: string) => void;
+}
+
+/** A directory opened for reading: its entries, listed once by the first readdir. */
+interface DirListing {
+  names: string[];
+  inos: Float64Array;
+  modes: Int32Array;
+}
+
 /** The FUSE side of one mounted Tracefs. */
-export class FuseAdapter {
+export class FuseAdapter implements FuseHandler {
   readonly fds = new FdTable();
+  readonly ids: NodeIds;
+  readonly cache: KernelCache;
+  /** Where answers go (the session, once mounted). */
+  replies!: FuseReplies;
+  private notices?: FuseNotices;
   private readonly log: (msg: string) => void;
-  notifyPoll: (fh: number) => void;
   /** One wake function per open file, so repeated polls do not pile up listeners. */
   private readonly wakers = new Map<number, () => void>();
-  /** Answer functions of requests waiting on a file (blocking reads and the like). */
-  private readonly waiting = new Set<(err: number) => void>();
-  private readonly cache?: KernelCache;
+  /** Requests waiting in JS (blocking reads and the like), with how to end them. */
+  private readonly waiting = new Map<FuseRequest, () => void>();
+  private readonly dirs = new Map<number, DirListing | undefined>();
+  private nextDir = 1;
 
   constructor(
     readonly fs: Tracefs,
     opts: AdapterOptions = {},
   ) {
     this.log = opts.log ?? ((m) => console.error(`tracefs-emu: ${m}`));
-    this.notifyPoll = opts.notifyPoll ?? (() => {});
-    this.cache = opts.cache;
+    this.ids = new NodeIds(fs.root);
+    this.cache = new KernelCache(this.ids);
   }
 
-  /** Tells the kernel cache which node a request named by its own id. */
-  private named(req: FuseRequest, node: Node | undefined): void {
-    this.cache?.named(req.nodeid, node);
+  /** Connects the session: where answers and notices go. */
+  attach(replies: FuseReplies, notices?: FuseNotices): void {
+    this.replies = replies;
+    this.notices = notices;
+    this.cache.notices = notices;
   }
 
   /** A negative errno for anything thrown: KernelError's own, EIO (logged) for bugs. */
   errnoOf(e: unknown, what: string): number {
-    if (isKernelError(e)) return -e.errno;
+    if (isKernelError(e)) return e.errno;
     this.log(`${what}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-    return -errno.EIO;
+    return errno.EIO;
   }
 
-  /** Runs a synchronous op; its result or -errno goes to `done`. */
-  private sync<T>(what: string, fn: () => T, done: (err: number, v?: T) => void): void {
-    let v: T;
+  /**
+   * Runs an operation and answers with `done`, or with its errno. One that
+   * queued notices (it removed something the kernel caches) answers once
+   * they are sent: what it removed is gone for the kernel too before it
+   * returns (`test -d` right after a write to dynamic_events). One that
+   * waits is answered -EINTR at once if the kernel interrupts it; a late
+   * result then goes to `late`. Namespace operations (mkdir, setattr) never
+   * wait for notices: they hold the directory locks the notices need.
+   */
+  private run<T>(what: string, req: FuseRequest, fn: () => T | Promise<T>, done: (v: T) => void, late?: (v: T) => void, settle = true): void {
+    const queuedBefore = this.cache.queued;
+    const answer = (v: T): void => {
+      if (!settle || this.cache.queued === queuedBefore) return done(v);
+      void this.cache.settled().then(() => (req.answered ? late?.(v) : done(v)));
+    };
+    let r: T | Promise<T>;
     try {
-      v = fn();
+      r = fn();
     } catch (e) {
-      done(this.errnoOf(e, what));
+      this.replies.err(req, this.errnoOf(e, what));
       return;
     }
-    done(0, v);
+    if (!(r instanceof Promise)) return answer(r);
+    if (req.interrupted) this.replies.err(req, errno.EINTR);
+    else this.waiting.set(req, () => this.replies.err(req, errno.ENOTCONN));
+    r.then(
+      (v) => {
+        this.waiting.delete(req);
+        if (req.answered) late?.(v);
+        else answer(v);
+      },
+      (e: unknown) => {
+        this.waiting.delete(req);
+        if (!req.answered) this.replies.err(req, this.errnoOf(e, what));
+        else if (!isKernelError(e)) this.errnoOf(e, `${what} (after interrupt)`);
+      },
+    );
   }
 
   /**
    * The kernel releases a tracefs file before close() returns; FUSE sends
-   * RELEASE asynchronously, and another worker thread may deliver the
-   * caller's next request first. So an operation that finds something busy
-   * (EBUSY: an event file still open, an instance in use) while other files
-   * are open runs once more after the releases in flight have arrived. EBUSY
-   * leaves the state unchanged, so the retry is the same operation.
+   * RELEASE asynchronously. So an operation that finds something busy
+   * (EBUSY: an event file still open, an instance in use) while files are
+   * open runs once more a little later. EBUSY leaves the state unchanged,
+   * so the retry is the same operation.
    */
   private afterReleases<T>(fn: () => T | Promise<T>): () => T | Promise<T> {
     const busy = (e: unknown) => isKernelError(e) && e.errno === errno.EBUSY && this.fds.size > 0;
@@ -116,81 +136,26 @@ export class FuseAdapter {
     };
   }
 
-  /**
-   * Runs an op that may wait. If the kernel interrupts the request first, it
-   * is answered -EINTR at once and a late result goes to `late` (if given).
-   */
-  private mayWait<T>(
-    what: string,
-    req: FuseRequest,
-    fn: () => T | Promise<T>,
-    done: (err: number, v?: T) => void,
-    late?: (v: T) => void,
-  ): void {
-    let answered = false;
-    // req.signal makes an AbortController: only an op that waits needs one.
-    let listening = false;
-    const cache = this.cache;
-    const queuedBefore = cache?.queued ?? 0;
-    const reply = (err: number, v?: T) => {
-      if (answered) return;
-      answered = true;
-      this.waiting.delete(reply);
-      if (listening) req.signal.removeEventListener('abort', onAbort);
-      done(err, v);
-    };
-    const onAbort = () => reply(-errno.EINTR);
-    // What the operation removed is gone for the kernel too before it
-    // returns (e.g. `test -d` right after a write to dynamic_events).
-    const answer = (err: number, v?: T) => {
-      if (answered) return;
-      if (!cache || cache.queued === queuedBefore) return reply(err, v);
-      void cache.settled().then(() => {
-        if (!answered) reply(err, v);
-        else if (!err && v !== undefined) late?.(v);
-      });
-    };
-    let p: T | Promise<T>;
-    try {
-      p = fn();
-    } catch (e) {
-      answer(this.errnoOf(e, what));
-      return;
-    }
-    if (!(p instanceof Promise)) {
-      answer(0, p);
-      return;
-    }
-    if (req.interrupted) {
-      onAbort();
-    } else {
-      this.waiting.add(reply);
-      req.signal.addEventListener('abort', onAbort, { once: true });
-      listening = true;
-    }
-    p.then(
-      (v) => {
-        if (answered) late?.(v);
-        else answer(0, v);
-      },
-      (e) => {
-        if (answered) {
-          if (!isKernelError(e)) this.errnoOf(e, `${what} (after interrupt)`);
-          return;
-        }
-        answer(this.errnoOf(e, what));
-      },
-    );
+  /** The path of a node the kernel names, if it is still in the tree. */
+  private pathOf(id: number): string {
+    const n = this.ids.node(id);
+    if (!n) fail('ENOENT');
+    if (n === this.fs.root) return '';
+    let top: Node = n;
+    while (top.parent) top = top.parent;
+    if (top !== this.fs.root) fail('ENOENT');
+    return n.path;
   }
 
-  private handle(fh: number): Handle | undefined {
-    return this.fds.get(fh);
+  private childPath(parent: number, name: string): string {
+    const p = this.pathOf(parent);
+    return p ? `${p}/${name}` : name;
   }
 
   private waker(fh: number): () => void {
     let w = this.wakers.get(fh);
     if (!w) {
-      w = () => this.notifyPoll(fh);
+      w = () => void this.notices?.notifyPoll(fh);
       this.wakers.set(fh, w);
     }
     return w;
@@ -198,7 +163,8 @@ export class FuseAdapter {
 
   /** Ends waiting requests (ENOTCONN) and closes every open file: the mount is gone. */
   releaseAll(): void {
-    for (const answer of [...this.waiting]) answer(-errno.ENOTCONN);
+    for (const end of [...this.waiting.values()]) end();
+    this.waiting.clear();
     for (const [fh, h] of [...this.fds.handles()]) {
       this.fds.remove(fh);
       this.wakers.delete(fh);
@@ -210,147 +176,177 @@ export class FuseAdapter {
     }
   }
 
-  /** The operation table handed to fuse-native. */
-  ops(): Partial<FuseOps> {
-    const fs = this.fs;
-    return {
-      getattr: (path, cb, req) => {
-        this.sync(
-          'getattr',
-          () => {
-            const st = toFuseStat(fs.stat(path, callerOf(req)));
-            const cache = this.cache;
-            if (cache) {
-              // libfuse calls getattr for LOOKUP, and for the directory MKDIR made.
-              if (req.opcode === FUSE_LOOKUP || req.opcode === FUSE_MKDIR) cache.looked(req, fs.nodeAt(path));
-              else cache.named(req.nodeid, fs.nodeAt(path));
-            }
-            return st;
-          },
-          (err, st) => cb(err, st),
-        );
-      },
-      fgetattr: (path, fd, cb, req) => {
-        this.sync(
-          'fgetattr',
-          () => {
-            const h = this.handle(fd);
-            this.named(req, h?.node ?? fs.nodeAt(path));
-            return toFuseStat(h ? fs.statNode(h.node) : fs.stat(path, callerOf(req)));
-          },
-          (err, st) => cb(err, st),
-        );
-      },
-      readdir: (path, cb, req) => {
-        this.sync(
-          'readdir',
-          () => {
-            const names = ['.', '..', ...fs.readdir(path, callerOf(req))];
-            this.named(req, fs.nodeAt(path));
-            return names;
-          },
-          (err, names) => cb(err, names),
-        );
-      },
-      access: (path, mode, cb, req) => {
-        this.sync('access', () => fs.access(path, mode, callerOf(req)), (err) => cb(err));
-      },
-      open: (path, flags, cb, req) => {
-        this.mayWait(
-          'open',
-          req,
-          this.afterReleases(() => fs.open(path, flags, callerOf(req))),
-          (err, h) => {
-            if (err || !h) return cb(err || -errno.EIO);
-            this.named(req, h.node);
-            const fh = this.fds.add(h);
-            cb(0, fh, OPEN_DIRECT_IO | (h.file.nonseekable ? OPEN_NONSEEKABLE : 0));
-          },
-          (h) => h.release(), // opened after the caller gave up: nobody will close it
-        );
-      },
-      create: (_path, _mode, cb) => cb(-errno.EACCES), // tracefs directories have no create
-      read: (path, fd, buf, len, pos, cb, req) => {
-        const h = this.handle(fd);
-        if (!h) return cb(-errno.EBADF);
-        if (req.fileFlags !== undefined) h.setStatusFlags(req.fileFlags);
-        this.mayWait(
-          `read ${path}`,
-          req,
-          () => h.read(len, pos, req.signal),
-          (err, data) => {
-            if (err) return cb(err);
-            if (!data) return cb(0);
-            const n = Math.min(len, data.length);
-            data.copy(buf, 0, 0, n);
-            cb(n);
-          },
-        );
-      },
-      write: (path, fd, buf, len, pos, cb, req) => {
-        const h = this.handle(fd);
-        if (!h) return cb(-errno.EBADF);
-        if (req.fileFlags !== undefined) h.setStatusFlags(req.fileFlags);
-        // The buffer is libfuse's: copy it, it is gone once answered.
-        const data = Buffer.from(buf.subarray(0, len));
-        this.mayWait(`write ${path}`, req, this.afterReleases(() => h.write(data, pos)), (err, n) => cb(err || (n ?? 0)));
-      },
-      release: (_path, fd, cb) => {
-        const h = this.fds.remove(fd);
-        this.wakers.delete(fd);
-        if (!h) return cb(0);
-        this.sync('release', () => h.release(), () => cb(0));
-      },
-      truncate: (path, _size, cb, req) => {
-        this.sync('truncate', () => fs.truncate(path, callerOf(req)), (err) => cb(err));
-      },
-      ftruncate: (path, fd, _size, cb, req) => {
-        const h = this.handle(fd);
-        this.sync('ftruncate', () => fs.truncate(h ? h.node.path : path, callerOf(req)), (err) => cb(err));
-      },
-      mkdir: (path, _mode, cb, req) => {
-        this.sync('mkdir', () => fs.mkdir(path, callerOf(req)), (err) => cb(err));
-      },
-      rmdir: (path, cb, req) => {
-        // Answered without waiting for the invalidations it queues: they need the lock the kernel holds for this rmdir.
-        const rmdir = this.afterReleases(() => fs.rmdir(path, callerOf(req)));
-        let r: void | Promise<void>;
-        try {
-          r = rmdir();
-        } catch (e) {
-          return cb(this.errnoOf(e, 'rmdir'));
+  // --- FuseHandler
+
+  lookup(req: FuseRequest, parent: number, name: string): void {
+    this.run('lookup', req, () => {
+      const node = this.fs.lookup(this.childPath(parent, name), req.caller);
+      return { node, st: this.fs.statNode(node) };
+    }, ({ node, st }) => this.replies.entry(req, this.ids.looked(node, parent), st, CACHE_TIMEOUT_S));
+  }
+
+  forget(pairs: Float64Array, n: number): void {
+    for (let i = 0; i < n; i++) this.ids.forget(pairs[2 * i]!, pairs[2 * i + 1]!);
+  }
+
+  getattr(req: FuseRequest, id: number, fh: number | undefined): void {
+    const h = fh === undefined ? undefined : this.fds.get(fh);
+    this.run('getattr', req, (): Stat => (h ? this.fs.statNode(h.node) : this.fs.stat(this.pathOf(id), req.caller)), (st) => this.replies.attr(req, st, CACHE_TIMEOUT_S));
+  }
+
+  setattr(req: FuseRequest, id: number, fh: number | undefined, set: SetAttr): void {
+    this.run('setattr', req, (): Stat => {
+      const h = fh === undefined ? undefined : this.fds.get(fh);
+      const path = h ? h.node.path : this.pathOf(id);
+      if (set.mode !== undefined) this.fs.chmod(path, set.mode & 0o7777, req.caller);
+      if (set.uid !== undefined || set.gid !== undefined) this.fs.chown(path, set.uid, set.gid, req.caller);
+      if (set.size !== undefined) this.fs.truncate(path, req.caller);
+      if (set.atimeMs !== undefined || set.mtimeMs !== undefined) {
+        const node = this.fs.nodeAt(path);
+        this.fs.utimens(path, set.atimeMs ?? node?.atimeMs ?? Date.now(), set.mtimeMs ?? node?.mtimeMs ?? Date.now(), req.caller);
+      }
+      return this.fs.statNode(h?.node ?? this.fs.lookup(path, req.caller));
+    }, (st) => this.replies.attr(req, st, CACHE_TIMEOUT_S), undefined, false);
+  }
+
+  opendir(req: FuseRequest, id: number): void {
+    this.run('opendir', req, () => {
+      const n = this.ids.node(id);
+      if (!(n instanceof Dir)) fail(n ? 'ENOTDIR' : 'ENOENT');
+      const fh = this.nextDir++;
+      this.dirs.set(fh, undefined);
+      return fh;
+    }, (fh) => this.replies.open(req, fh, {}));
+  }
+
+  readdir(req: FuseRequest, id: number, fh: number, size: number, offset: number): void {
+    this.run('readdir', req, () => {
+      let list = this.dirs.get(fh);
+      if (!list || offset === 0) {
+        const path = this.pathOf(id);
+        const dir = this.ids.node(id) as Dir;
+        const names = ['.', '..', ...this.fs.readdir(path, req.caller)];
+        const inos = new Float64Array(names.length);
+        const modes = new Int32Array(names.length);
+        names.forEach((name, i) => {
+          const n = name === '.' ? dir : name === '..' ? (dir.parent ?? dir) : dir.get(name);
+          inos[i] = n?.ino ?? 0;
+          modes[i] = n?.mode ?? 0;
+        });
+        list = { names, inos, modes };
+        this.dirs.set(fh, list);
+      }
+      return list;
+    }, (list) => this.replies.dir(req, list.names, list.inos, list.modes, offset, size));
+  }
+
+  releasedir(req: FuseRequest, _id: number, fh: number): void {
+    this.dirs.delete(fh);
+    this.replies.err(req, 0);
+  }
+
+  open(req: FuseRequest, id: number, flags: number): void {
+    let path: string;
+    try {
+      path = this.pathOf(id);
+    } catch (e) {
+      this.replies.err(req, this.errnoOf(e, 'open'));
+      return;
+    }
+    this.run(
+      'open',
+      req,
+      this.afterReleases(() => this.fs.open(path, flags, req.caller)),
+      (h) => {
+        const fh = this.fds.add(h);
+        if (!this.replies.open(req, fh, { directIo: true, nonseekable: h.file.nonseekable === true })) {
+          // The caller gave up meanwhile: nobody will close it.
+          this.fds.remove(fh);
+          h.release();
         }
-        if (!(r instanceof Promise)) return cb(0);
-        r.then(() => cb(0), (e: unknown) => cb(this.errnoOf(e, 'rmdir')));
       },
-      // The VFS answers these for tracefs (no such inode operations): EPERM.
-      unlink: (_path, cb) => cb(-errno.EPERM),
-      rename: (_src, _dest, cb) => cb(-errno.EPERM),
-      link: (_src, _dest, cb) => cb(-errno.EPERM),
-      symlink: (_src, _dest, cb) => cb(-errno.EPERM),
-      mknod: (_path, _mode, _dev, cb) => cb(-errno.EPERM),
-      chown: (path, uid, gid, cb, req) => {
-        this.sync(
-          'chown',
-          () => fs.chown(path, uid === UNCHANGED_ID ? undefined : uid, gid === UNCHANGED_ID ? undefined : gid, callerOf(req)),
-          (err) => cb(err),
-        );
-      },
-      chmod: (path, mode, cb, req) => {
-        this.sync('chmod', () => fs.chmod(path, mode & 0o7777, callerOf(req)), (err) => cb(err));
-      },
-      utimens: (path, atime, mtime, cb, req) => {
-        this.sync('utimens', () => fs.utimens(path, atime, mtime, callerOf(req)), (err) => cb(err));
-      },
-      statfs: (_path, cb) => {
-        const s = fs.statfs();
-        cb(0, { bsize: s.bsize, frsize: s.bsize, blocks: 0, bfree: 0, bavail: 0, files: 0, ffree: 0, favail: 0, fsid: 0, flag: 0, namemax: s.namelen });
-      },
-      poll: (path, fd, cb) => {
-        const h = this.handle(fd);
-        if (!h) return cb(-errno.EBADF);
-        this.sync(`poll ${path}`, () => h.poll(this.waker(fd)), (err, mask) => cb(err, mask ?? 0));
-      },
-    };
+      (h) => h.release(), // opened after the caller gave up: nobody will close it
+    );
+  }
+
+  read(req: FuseRequest, _id: number, fh: number, size: number, offset: number, fileFlags: number): void {
+    const h = this.fds.get(fh);
+    if (!h) return this.replies.err(req, errno.EBADF);
+    h.setStatusFlags(fileFlags);
+    this.run(`read ${h.node.path}`, req, () => h.read(size, offset, req.signal), (data) => this.replies.data(req, data, Math.min(size, data.length)));
+  }
+
+  write(req: FuseRequest, _id: number, fh: number, data: Buffer, offset: number, fileFlags: number): void {
+    const h = this.fds.get(fh);
+    if (!h) return this.replies.err(req, errno.EBADF);
+    h.setStatusFlags(fileFlags);
+    this.run(`write ${h.node.path}`, req, this.afterReleases(() => h.write(data, offset)), (n) => this.replies.written(req, n));
+  }
+
+  release(req: FuseRequest, _id: number, fh: number): void {
+    const h = this.fds.remove(fh);
+    this.wakers.delete(fh);
+    this.notices?.forgetPoll(fh);
+    if (h) {
+      try {
+        h.release();
+      } catch (e) {
+        this.errnoOf(e, 'release');
+      }
+    }
+    this.replies.err(req, 0);
+  }
+
+  mkdir(req: FuseRequest, parent: number, name: string, _mode: number): void {
+    this.run('mkdir', req, () => {
+      const path = this.childPath(parent, name);
+      this.fs.mkdir(path, req.caller);
+      const node = this.fs.lookup(path, req.caller);
+      return { node, st: this.fs.statNode(node) };
+    }, ({ node, st }) => this.replies.entry(req, this.ids.looked(node, parent), st, CACHE_TIMEOUT_S), undefined, false);
+  }
+
+  rmdir(req: FuseRequest, parent: number, name: string): void {
+    // Answered without waiting for the invalidations it queues: they need the lock the kernel holds for this rmdir.
+    let rmdir: () => void | Promise<void>;
+    try {
+      const path = this.childPath(parent, name);
+      rmdir = this.afterReleases(() => this.fs.rmdir(path, req.caller));
+    } catch (e) {
+      return this.replies.err(req, this.errnoOf(e, 'rmdir'));
+    }
+    let r: void | Promise<void>;
+    try {
+      r = rmdir();
+    } catch (e) {
+      return this.replies.err(req, this.errnoOf(e, 'rmdir'));
+    }
+    if (!(r instanceof Promise)) return this.replies.err(req, 0);
+    r.then(
+      () => this.replies.err(req, 0),
+      (e: unknown) => this.replies.err(req, this.errnoOf(e, 'rmdir')),
+    );
+  }
+
+  access(req: FuseRequest, id: number, mask: number): void {
+    this.run('access', req, () => this.fs.access(this.pathOf(id), mask, req.caller), () => this.replies.err(req, 0));
+  }
+
+  statfs(req: FuseRequest): void {
+    const s = this.fs.statfs();
+    this.replies.statfs(req, s.bsize, s.namelen);
+  }
+
+  poll(req: FuseRequest, _id: number, fh: number): void {
+    const h = this.fds.get(fh);
+    if (!h) return this.replies.err(req, errno.EBADF);
+    this.run(`poll ${h.node.path}`, req, () => h.poll(this.waker(fh)), (mask) => this.replies.poll(req, mask));
+  }
+
+  interrupted(req: FuseRequest): void {
+    const end = this.waiting.get(req);
+    if (!end) return;
+    this.waiting.delete(req);
+    this.replies.err(req, errno.EINTR);
   }
 }

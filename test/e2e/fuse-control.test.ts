@@ -8,7 +8,6 @@ import {
   registerControlCommand,
 } from '../../src/fuse/control.js';
 import '../../src/fuse/control_commands.js';
-import { KernelCache } from '../../src/fuse/kernel_cache.js';
 import type { MountedTracefs } from '../../src/fuse/mount.js';
 import { KernelError } from '../../src/kernel/errno.js';
 import { tempDir } from '../helpers/e2e.js';
@@ -16,7 +15,7 @@ import { testEmulator } from '../helpers/emulator.js';
 
 function ctx(): ControlContext & { stopped: number } {
   const emulator = testEmulator({ series: '6.12' });
-  const mount: MountedTracefs = { mountpoint: '/x', fs: emulator.fs, openFiles: 3, unmount: async () => {}, ended: new Promise(() => {}), settled: async () => {}, cache: new KernelCache(emulator.fs.root) };
+  const mount: MountedTracefs = { mountpoint: '/x', fs: emulator.fs, openFiles: 3, unmount: async () => {}, ended: new Promise(() => {}), settled: async () => {} };
   const c = {
     emulator,
     mount,

@@ -1,4 +1,4 @@
-/** fuse-native used to answer any request still pending after 15 s with ETIMEDOUT; ours waits. */
+/** A request may wait as long as its file says (fuse-native used to answer ETIMEDOUT after 15 s). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MountedTracefs, mountTracefs } from '../../src/fuse/mount.js';
 import { buildFixture } from '../helpers/mount-fixture.js';

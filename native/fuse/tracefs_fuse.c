@@ -1,0 +1,963 @@
+/*
+ * tracefs-emu's FUSE session: the kernel's requests are read from /dev/fuse
+ * and answered on Node's event loop, through libfuse's low-level API.
+ *
+ * One thread does it all: the channel's fd is non-blocking and polled by
+ * libuv; each request is decoded by libfuse and handed to one JS function
+ * with its numbers in a shared Float64Array (no JS objects made per
+ * request); JS answers whenever it is ready (a blocking read answers
+ * later) through the reply functions, by the request's slot. Requests thus
+ * reach JS in the order the kernel queued them, with no thread hand-off.
+ *
+ * Only the notices that invalidate a directory entry are sent from a
+ * thread of their own: the kernel takes the directory's lock for them,
+ * which a request we have not answered yet may hold.
+ */
+#define FUSE_USE_VERSION 26
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fuse_lowlevel.h>
+#include <node_api.h>
+#include <uv.h>
+
+/* What JS is told a request is (fuse_session.ts has the same list). */
+enum op {
+  OP_LOOKUP = 1,
+  OP_FORGET,
+  OP_GETATTR,
+  OP_SETATTR,
+  OP_OPENDIR,
+  OP_READDIR,
+  OP_RELEASEDIR,
+  OP_OPEN,
+  OP_READ,
+  OP_WRITE,
+  OP_RELEASE,
+  OP_MKDIR,
+  OP_RMDIR,
+  OP_ACCESS,
+  OP_STATFS,
+  OP_POLL,
+  OP_INTERRUPT,
+};
+
+/* Slots of the shared argument array. */
+enum arg {
+  A_SLOT, A_INO, A_PID, A_UID, A_GID, A_FH, A_FLAGS, A_SIZE, A_OFF, A_MODE,
+  A_SET, A_ATTR_UID, A_ATTR_GID, A_ATIME, A_MTIME, A_INTERRUPTED, A_NARGS
+};
+
+/* Attributes JS puts in the shared array before reply_attr / reply_entry. */
+enum attr { R_INO, R_MODE, R_NLINK, R_UID, R_GID, R_SIZE, R_ATIME, R_MTIME, R_CTIME, R_NODEID, R_ENTRY_TIMEOUT, R_ATTR_TIMEOUT, R_NATTR };
+
+#define MAX_FORGETS 256
+
+typedef struct notice {
+  struct notice *next;
+  fuse_ino_t parent;
+  size_t len;
+  char name[];
+} notice_t;
+
+typedef struct session {
+  napi_env env;
+  napi_ref self;
+  napi_ref dispatch;
+  napi_ref on_end;
+  napi_ref on_notices;
+  napi_ref args_ref;
+  double *args;
+  double *attrs;
+  napi_ref attrs_ref;
+  double *forgets;
+  napi_ref forgets_ref;
+  napi_async_context async;
+
+  struct fuse_chan *ch;
+  struct fuse_session *se;
+  char *mountpoint;
+  uv_poll_t poll;
+  int polling;
+  int ended;
+  char *buf;
+  size_t bufsize;
+
+  /* Pending requests by slot; free slots are chained through `next_free`. */
+  fuse_req_t *reqs;
+  uint32_t *next_free;
+  uint8_t *interrupted;
+  uint32_t cap;
+  uint32_t free_head;
+
+  /* Poll handles by file handle. */
+  struct fuse_pollhandle **polls;
+  uint32_t npolls;
+
+  /* inval_entry notices, sent by their own thread. */
+  pthread_t notifier;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  notice_t *head, *tail;
+  int stop;
+  uint64_t queued, sent;
+  uv_async_t notices_done;
+  int notifier_started;
+} session_t;
+
+#define NAPI_OK(call)                                        \
+  do {                                                       \
+    if ((call) != napi_ok) {                                 \
+      napi_throw_error(env, NULL, "tracefs_fuse: " #call);   \
+      return NULL;                                           \
+    }                                                        \
+  } while (0)
+
+/* ---------------------------------------------------------------- slots */
+
+static uint32_t slot_take(session_t *s, fuse_req_t req) {
+  if (s->free_head == UINT32_MAX) {
+    uint32_t cap = s->cap ? s->cap * 2 : 64;
+    s->reqs = realloc(s->reqs, cap * sizeof *s->reqs);
+    s->next_free = realloc(s->next_free, cap * sizeof *s->next_free);
+    s->interrupted = realloc(s->interrupted, cap);
+    for (uint32_t i = s->cap; i < cap; i++) {
+      s->reqs[i] = NULL;
+      s->next_free[i] = i + 1 < cap ? i + 1 : UINT32_MAX;
+    }
+    s->free_head = s->cap;
+    s->cap = cap;
+  }
+  uint32_t i = s->free_head;
+  s->free_head = s->next_free[i];
+  s->reqs[i] = req;
+  s->interrupted[i] = 0;
+  return i;
+}
+
+static fuse_req_t slot_give(session_t *s, uint32_t i) {
+  if (i >= s->cap || !s->reqs[i]) return NULL;
+  fuse_req_t req = s->reqs[i];
+  s->reqs[i] = NULL;
+  s->next_free[i] = s->free_head;
+  s->free_head = i;
+  return req;
+}
+
+/* ---------------------------------------------------------------- to JS */
+
+static void call_js(session_t *s, napi_ref fn_ref, int argc, napi_value *argv) {
+  napi_env env = s->env;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+  napi_value fn, self, res;
+  if (napi_get_reference_value(env, fn_ref, &fn) == napi_ok && napi_get_reference_value(env, s->self, &self) == napi_ok) {
+    napi_make_callback(env, s->async, self, fn, argc, argv, &res);
+  }
+  napi_close_handle_scope(env, scope);
+}
+
+/* Hands a request to JS: `op`, its slot and caller in the args array, and an optional name or data. */
+static void dispatch(session_t *s, fuse_req_t req, int op, const char *name, const void *data, size_t len) {
+  napi_env env = s->env;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(env, &scope) != napi_ok) return;
+  const struct fuse_ctx *ctx = fuse_req_ctx(req);
+  s->args[A_PID] = ctx->pid;
+  s->args[A_UID] = ctx->uid;
+  s->args[A_GID] = ctx->gid;
+  napi_value argv[3];
+  napi_create_uint32(env, op, &argv[0]);
+  if (name) napi_create_string_utf8(env, name, NAPI_AUTO_LENGTH, &argv[1]);
+  else napi_get_undefined(env, &argv[1]);
+  if (data) {
+    void *copy;
+    napi_create_buffer_copy(env, len, data, &copy, &argv[2]);
+  } else napi_get_undefined(env, &argv[2]);
+  napi_value fn, self, res;
+  if (napi_get_reference_value(env, s->dispatch, &fn) == napi_ok && napi_get_reference_value(env, s->self, &self) == napi_ok) {
+    napi_make_callback(env, s->async, self, fn, 3, argv, &res);
+  }
+  napi_close_handle_scope(env, scope);
+}
+
+static session_t *sess(fuse_req_t req) { return fuse_req_userdata(req); }
+
+static void on_interrupt(fuse_req_t req, void *data) {
+  session_t *s = sess(req);
+  uint32_t slot = (uint32_t)(uintptr_t)data;
+  if (slot >= s->cap || s->reqs[slot] != req) return;
+  s->interrupted[slot] = 1;
+  s->args[A_SLOT] = slot;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(s->env, &scope) != napi_ok) return;
+  napi_value argv[3];
+  napi_create_uint32(s->env, OP_INTERRUPT, &argv[0]);
+  napi_get_undefined(s->env, &argv[1]);
+  napi_get_undefined(s->env, &argv[2]);
+  call_js(s, s->dispatch, 3, argv);
+  napi_close_handle_scope(s->env, scope);
+}
+
+/* A request that may wait: the kernel may interrupt it (its caller got a signal). */
+static uint32_t begin_waitable(session_t *s, fuse_req_t req) {
+  uint32_t slot = slot_take(s, req);
+  s->args[A_SLOT] = slot;
+  s->args[A_INTERRUPTED] = 0;
+  fuse_req_interrupt_func(req, on_interrupt, (void *)(uintptr_t)slot);
+  s->args[A_SLOT] = slot;
+  s->args[A_INTERRUPTED] = s->interrupted[slot];
+  return slot;
+}
+
+static uint32_t begin(session_t *s, fuse_req_t req) {
+  uint32_t slot = slot_take(s, req);
+  s->args[A_SLOT] = slot;
+  s->args[A_INTERRUPTED] = 0;
+  return slot;
+}
+
+/* ---------------------------------------------------------------- operations */
+
+static void ll_init(void *userdata, struct fuse_conn_info *conn) {
+  (void)userdata;
+  conn->want |= FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_BIG_WRITES;
+  conn->max_write = 131072;
+}
+
+static void ll_lookup(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  session_t *s = sess(req);
+  begin(s, req);
+  s->args[A_INO] = parent;
+  dispatch(s, req, OP_LOOKUP, name, NULL, 0);
+}
+
+static void ll_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets) {
+  session_t *s = sess(req);
+  while (count) {
+    size_t n = count > MAX_FORGETS ? MAX_FORGETS : count;
+    for (size_t i = 0; i < n; i++) {
+      s->forgets[2 * i] = forgets[i].ino;
+      s->forgets[2 * i + 1] = forgets[i].nlookup;
+    }
+    s->args[A_SIZE] = n;
+    s->args[A_SLOT] = -1;
+    dispatch(s, req, OP_FORGET, NULL, NULL, 0);
+    forgets += n;
+    count -= n;
+  }
+  fuse_reply_none(req);
+}
+
+static void ll_forget(fuse_req_t req, fuse_ino_t ino, unsigned long nlookup) {
+  struct fuse_forget_data one = { .ino = ino, .nlookup = nlookup };
+  ll_forget_multi(req, 1, &one);
+}
+
+static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  session_t *s = sess(req);
+  begin(s, req);
+  s->args[A_INO] = ino;
+  s->args[A_FH] = fi ? (double)fi->fh : -1;
+  dispatch(s, req, OP_GETATTR, NULL, NULL, 0);
+}
+
+static void ll_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set, struct fuse_file_info *fi) {
+  session_t *s = sess(req);
+  begin(s, req);
+  s->args[A_INO] = ino;
+  s->args[A_FH] = fi ? (double)fi->fh : -1;
+  s->args[A_SET] = to_set;
+  s->args[A_MODE] = attr->st_mode;
+  s->args[A_ATTR_UID] = (to_set & FUSE_SET_ATTR_UID) ? (double)attr->st_uid : -1;
+  s->args[A_ATTR_GID] = (to_set & FUSE_SET_ATTR_GID) ? (double)attr->st_gid : -1;
+  s->args[A_SIZE] = attr->st_size;
+  s->args[A_ATIME] = attr->st_atim.tv_sec * 1e3 + attr->st_atim.tv_nsec / 1e6;
+  s->args[A_MTIME] = attr->st_mtim.tv_sec * 1e3 + attr->st_mtim.tv_nsec / 1e6;
+  dispatch(s, req, OP_SETATTR, NULL, NULL, 0);
+}
+
+static void ll_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  session_t *s = sess(req);
+  begin(s, req);
+  s->args[A_INO] = ino;
+  s->args[A_FLAGS] = fi->flags;
+  dispatch(s, req, OP_OPENDIR, NULL, NULL, 0);
+}
+
+static void ll_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
+  session_t *s = sess(req);
+  begin(s, req);
+  s->args[A_INO] = ino;
+  s->args[A_FH] = fi->fh;
+  s->args[A_SIZE] = size;
+  s->args[A_OFF] = off;
+  dispatch(s, req, OP_READDIR, NULL, NULL, 0);
+}
+
+static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  session_t *s = sess(req);
+  begin(s, req);
+  s->args[A_INO] = ino;
+  s->args[A_FH] = fi->fh;
+  dispatch(s, req, OP_RELEASEDIR, NULL, NULL, 0);
+}
+
+static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  session_t *s = sess(req);
+  begin_waitable(s, req);
+  s->args[A_INO] = ino;
+  s->args[A_FLAGS] = fi->flags;
+  dispatch(s, req, OP_OPEN, NULL, NULL, 0);
+}
+
+static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
+  session_t *s = sess(req);
+  begin_waitable(s, req);
+  s->args[A_INO] = ino;
+  s->args[A_FH] = fi->fh;
+  s->args[A_FLAGS] = fi->flags;
+  s->args[A_SIZE] = size;
+  s->args[A_OFF] = off;
+  dispatch(s, req, OP_READ, NULL, NULL, 0);
+}
+
+static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
+  session_t *s = sess(req);
+  begin_waitable(s, req);
+  s->args[A_INO] = ino;
+  s->args[A_FH] = fi->fh;
+  s->args[A_FLAGS] = fi->flags;
+  s->args[A_SIZE] = size;
+  s->args[A_OFF] = off;
+  dispatch(s, req, OP_WRITE, NULL, buf, size);
+}
+
+static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
+  session_t *s = sess(req);
+  begin(s, req);
+  s->args[A_INO] = ino;
+  s->args[A_FH] = fi->fh;
+  s->args[A_FLAGS] = fi->flags;
+  dispatch(s, req, OP_RELEASE, NULL, NULL, 0);
+}
+
+static void ll_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode) {
+  session_t *s = sess(req);
+  begin(s, req);
+  s->args[A_INO] = parent;
+  s->args[A_MODE] = mode;
+  dispatch(s, req, OP_MKDIR, name, NULL, 0);
+}
+
+static void ll_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  session_t *s = sess(req);
+  begin(s, req);
+  s->args[A_INO] = parent;
+  dispatch(s, req, OP_RMDIR, name, NULL, 0);
+}
+
+static void ll_access(fuse_req_t req, fuse_ino_t ino, int mask) {
+  session_t *s = sess(req);
+  begin(s, req);
+  s->args[A_INO] = ino;
+  s->args[A_MODE] = mask;
+  dispatch(s, req, OP_ACCESS, NULL, NULL, 0);
+}
+
+static void ll_statfs(fuse_req_t req, fuse_ino_t ino) {
+  session_t *s = sess(req);
+  begin(s, req);
+  s->args[A_INO] = ino;
+  dispatch(s, req, OP_STATFS, NULL, NULL, 0);
+}
+
+static void ll_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph) {
+  session_t *s = sess(req);
+  if (ph) {
+    uint64_t fh = fi->fh;
+    if (fh >= s->npolls) {
+      uint32_t n = s->npolls ? s->npolls : 64;
+      while (n <= fh) n *= 2;
+      s->polls = realloc(s->polls, n * sizeof *s->polls);
+      memset(s->polls + s->npolls, 0, (n - s->npolls) * sizeof *s->polls);
+      s->npolls = n;
+    }
+    if (s->polls[fh]) fuse_pollhandle_destroy(s->polls[fh]);
+    s->polls[fh] = ph;
+  }
+  begin(s, req);
+  s->args[A_INO] = ino;
+  s->args[A_FH] = fi->fh;
+  dispatch(s, req, OP_POLL, NULL, NULL, 0);
+}
+
+/* What tracefs refuses whatever the file: answered here, without a trip to JS. */
+static void ll_eperm_entry(fuse_req_t req, fuse_ino_t parent, const char *name) {
+  (void)parent; (void)name;
+  fuse_reply_err(req, EPERM);
+}
+static void ll_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev) {
+  (void)parent; (void)name; (void)mode; (void)rdev;
+  fuse_reply_err(req, EPERM);
+}
+static void ll_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name) {
+  (void)link; (void)parent; (void)name;
+  fuse_reply_err(req, EPERM);
+}
+static void ll_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent, const char *newname) {
+  (void)parent; (void)name; (void)newparent; (void)newname;
+  fuse_reply_err(req, EPERM);
+}
+static void ll_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname) {
+  (void)ino; (void)newparent; (void)newname;
+  fuse_reply_err(req, EPERM);
+}
+static void ll_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, struct fuse_file_info *fi) {
+  (void)parent; (void)name; (void)mode; (void)fi;
+  fuse_reply_err(req, EACCES);
+}
+
+static const struct fuse_lowlevel_ops ops = {
+  .init = ll_init,
+  .lookup = ll_lookup,
+  .forget = ll_forget,
+  .forget_multi = ll_forget_multi,
+  .getattr = ll_getattr,
+  .setattr = ll_setattr,
+  .mknod = ll_mknod,
+  .mkdir = ll_mkdir,
+  .unlink = ll_eperm_entry,
+  .rmdir = ll_rmdir,
+  .symlink = ll_symlink,
+  .rename = ll_rename,
+  .link = ll_link,
+  .open = ll_open,
+  .read = ll_read,
+  .write = ll_write,
+  .release = ll_release,
+  .opendir = ll_opendir,
+  .readdir = ll_readdir,
+  .releasedir = ll_releasedir,
+  .statfs = ll_statfs,
+  .access = ll_access,
+  .create = ll_create,
+  .poll = ll_poll,
+};
+
+/* ---------------------------------------------------------------- the loop */
+
+static void end_session(session_t *s) {
+  if (s->ended) return;
+  s->ended = 1;
+  if (s->polling) {
+    uv_poll_stop(&s->poll);
+    s->polling = 0;
+  }
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(s->env, &scope) != napi_ok) return;
+  call_js(s, s->on_end, 0, NULL);
+  napi_close_handle_scope(s->env, scope);
+}
+
+static void on_readable(uv_poll_t *h, int status, int events) {
+  (void)events;
+  session_t *s = h->data;
+  if (status < 0) {
+    end_session(s);
+    return;
+  }
+  /* A bounded batch, so that timers and other I/O get their turn under load. */
+  for (int i = 0; i < 64 && !s->ended; i++) {
+    struct fuse_chan *ch = s->ch;
+    int res = fuse_chan_recv(&ch, s->buf, s->bufsize);
+    if (res == -EAGAIN || res == -EINTR) return;
+    if (res <= 0 || fuse_session_exited(s->se)) {
+      end_session(s);
+      return;
+    }
+    fuse_session_process(s->se, s->buf, res, ch);
+  }
+}
+
+/* ---------------------------------------------------------------- notices */
+
+static void *notifier_main(void *arg) {
+  session_t *s = arg;
+  pthread_mutex_lock(&s->lock);
+  for (;;) {
+    while (!s->head && !s->stop) pthread_cond_wait(&s->cond, &s->lock);
+    if (!s->head && s->stop) break;
+    notice_t *n = s->head;
+    s->head = n->next;
+    if (!s->head) s->tail = NULL;
+    pthread_mutex_unlock(&s->lock);
+    /* ENOENT (not cached) and the like are expected: the kernel forgot it first. */
+    fuse_lowlevel_notify_inval_entry(s->ch, n->parent, n->name, n->len);
+    free(n);
+    pthread_mutex_lock(&s->lock);
+    s->sent++;
+    if (!s->head) uv_async_send(&s->notices_done);
+  }
+  pthread_mutex_unlock(&s->lock);
+  return NULL;
+}
+
+static void on_notices_done(uv_async_t *h) {
+  session_t *s = h->data;
+  napi_handle_scope scope;
+  if (napi_open_handle_scope(s->env, &scope) != napi_ok) return;
+  napi_value argv[1];
+  pthread_mutex_lock(&s->lock);
+  double sent = (double)s->sent;
+  pthread_mutex_unlock(&s->lock);
+  napi_create_double(s->env, sent, &argv[0]);
+  call_js(s, s->on_notices, 1, argv);
+  napi_close_handle_scope(s->env, scope);
+}
+
+/* ---------------------------------------------------------------- JS API */
+
+static session_t *unwrap(napi_env env, napi_callback_info info, size_t *argc, napi_value *argv) {
+  napi_value self;
+  void *data;
+  if (napi_get_cb_info(env, info, argc, argv, &self, NULL) != napi_ok) return NULL;
+  if (napi_unwrap(env, self, &data) != napi_ok) return NULL;
+  return data;
+}
+
+static int32_t i32(napi_env env, napi_value v) {
+  int32_t x = 0;
+  napi_get_value_int32(env, v, &x);
+  return x;
+}
+
+static double f64(napi_env env, napi_value v) {
+  double x = 0;
+  napi_get_value_double(env, v, &x);
+  return x;
+}
+
+static fuse_req_t req_of(napi_env env, session_t *s, napi_value slot) {
+  if (!s) return NULL;
+  return slot_give(s, (uint32_t)i32(env, slot));
+}
+
+static void fill_stat(const double *a, struct stat *st) {
+  memset(st, 0, sizeof *st);
+  st->st_ino = (ino_t)a[R_INO];
+  st->st_mode = (mode_t)a[R_MODE];
+  st->st_nlink = (nlink_t)a[R_NLINK];
+  st->st_uid = (uid_t)a[R_UID];
+  st->st_gid = (gid_t)a[R_GID];
+  st->st_size = (off_t)a[R_SIZE];
+  st->st_blksize = 4096;
+  double t[3] = { a[R_ATIME], a[R_MTIME], a[R_CTIME] };
+  struct timespec *ts[3] = { &st->st_atim, &st->st_mtim, &st->st_ctim };
+  for (int i = 0; i < 3; i++) {
+    ts[i]->tv_sec = (time_t)(t[i] / 1e3);
+    ts[i]->tv_nsec = (long)((t[i] - ts[i]->tv_sec * 1e3) * 1e6);
+  }
+}
+
+/* replyErr(slot, errno) */
+static napi_value js_reply_err(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  session_t *s = unwrap(env, info, &argc, argv);
+  fuse_req_t req = req_of(env, s, argv[0]);
+  if (req) fuse_reply_err(req, i32(env, argv[1]));
+  return NULL;
+}
+
+/* replyEntry(slot): the entry in the attrs array. */
+static napi_value js_reply_entry(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  session_t *s = unwrap(env, info, &argc, argv);
+  fuse_req_t req = req_of(env, s, argv[0]);
+  if (!req) return NULL;
+  struct fuse_entry_param e;
+  memset(&e, 0, sizeof e);
+  fill_stat(s->attrs, &e.attr);
+  e.ino = (fuse_ino_t)s->attrs[R_NODEID];
+  e.generation = 1;
+  e.entry_timeout = s->attrs[R_ENTRY_TIMEOUT];
+  e.attr_timeout = s->attrs[R_ATTR_TIMEOUT];
+  fuse_reply_entry(req, &e);
+  return NULL;
+}
+
+/* replyAttr(slot): the attributes in the attrs array. */
+static napi_value js_reply_attr(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  session_t *s = unwrap(env, info, &argc, argv);
+  fuse_req_t req = req_of(env, s, argv[0]);
+  if (!req) return NULL;
+  struct stat st;
+  fill_stat(s->attrs, &st);
+  fuse_reply_attr(req, &st, s->attrs[R_ATTR_TIMEOUT]);
+  return NULL;
+}
+
+/* replyOpen(slot, fh, directIo, keepCache, nonseekable) */
+static napi_value js_reply_open(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  session_t *s = unwrap(env, info, &argc, argv);
+  fuse_req_t req = req_of(env, s, argv[0]);
+  if (!req) return NULL;
+  struct fuse_file_info fi;
+  memset(&fi, 0, sizeof fi);
+  fi.fh = (uint64_t)f64(env, argv[1]);
+  fi.direct_io = i32(env, argv[2]) != 0;
+  fi.keep_cache = i32(env, argv[3]) != 0;
+  fi.nonseekable = i32(env, argv[4]) != 0;
+  if (fuse_reply_open(req, &fi) == -ENOENT) {
+    /* The caller gave up meanwhile: the kernel will send no release for it. */
+    napi_value r;
+    napi_get_boolean(env, false, &r);
+    return r;
+  }
+  napi_value r;
+  napi_get_boolean(env, true, &r);
+  return r;
+}
+
+/* replyData(slot, buffer, length) */
+static napi_value js_reply_data(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  session_t *s = unwrap(env, info, &argc, argv);
+  fuse_req_t req = req_of(env, s, argv[0]);
+  if (!req) return NULL;
+  void *data = NULL;
+  size_t len = 0;
+  napi_get_buffer_info(env, argv[1], &data, &len);
+  int32_t n = i32(env, argv[2]);
+  if (n >= 0 && (size_t)n < len) len = (size_t)n;
+  fuse_reply_buf(req, data, len);
+  return NULL;
+}
+
+/* replyWrite(slot, count) */
+static napi_value js_reply_write(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  session_t *s = unwrap(env, info, &argc, argv);
+  fuse_req_t req = req_of(env, s, argv[0]);
+  if (req) fuse_reply_write(req, (size_t)f64(env, argv[1]));
+  return NULL;
+}
+
+/* replyPoll(slot, revents) */
+static napi_value js_reply_poll(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  session_t *s = unwrap(env, info, &argc, argv);
+  fuse_req_t req = req_of(env, s, argv[0]);
+  if (req) fuse_reply_poll(req, (unsigned)i32(env, argv[1]));
+  return NULL;
+}
+
+/* replyStatfs(slot, bsize, namemax) */
+static napi_value js_reply_statfs(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  session_t *s = unwrap(env, info, &argc, argv);
+  fuse_req_t req = req_of(env, s, argv[0]);
+  if (!req) return NULL;
+  struct statvfs sv;
+  memset(&sv, 0, sizeof sv);
+  sv.f_bsize = sv.f_frsize = (unsigned long)i32(env, argv[1]);
+  sv.f_namemax = (unsigned long)i32(env, argv[2]);
+  fuse_reply_statfs(req, &sv);
+  return NULL;
+}
+
+/*
+ * replyDir(slot, names, inos, modes, offset, size): the entries from
+ * `offset` on that fit in `size` bytes (offsets are indexes + 1).
+ */
+static napi_value js_reply_dir(napi_env env, napi_callback_info info) {
+  size_t argc = 6;
+  napi_value argv[6];
+  session_t *s = unwrap(env, info, &argc, argv);
+  fuse_req_t req = req_of(env, s, argv[0]);
+  if (!req) return NULL;
+  uint32_t count = 0;
+  napi_get_array_length(env, argv[1], &count);
+  double *inos = NULL;
+  int32_t *modes = NULL;
+  size_t ilen = 0, mlen = 0;
+  napi_typedarray_type t;
+  napi_value ab;
+  size_t boff;
+  napi_get_typedarray_info(env, argv[2], &t, &ilen, (void **)&inos, &ab, &boff);
+  napi_get_typedarray_info(env, argv[3], &t, &mlen, (void **)&modes, &ab, &boff);
+  size_t off = (size_t)f64(env, argv[4]);
+  size_t size = (size_t)f64(env, argv[5]);
+  char *buf = malloc(size);
+  size_t used = 0;
+  char name[1024];
+  for (size_t i = off; i < count && i < ilen && i < mlen; i++) {
+    napi_value v;
+    size_t nlen = 0;
+    if (napi_get_element(env, argv[1], (uint32_t)i, &v) != napi_ok) break;
+    if (napi_get_value_string_utf8(env, v, name, sizeof name, &nlen) != napi_ok) break;
+    struct stat st;
+    memset(&st, 0, sizeof st);
+    st.st_ino = (ino_t)inos[i];
+    st.st_mode = (mode_t)modes[i];
+    size_t need = fuse_add_direntry(req, NULL, 0, name, NULL, 0);
+    if (used + need > size) break;
+    fuse_add_direntry(req, buf + used, size - used, name, &st, (off_t)(i + 1));
+    used += need;
+  }
+  fuse_reply_buf(req, buf, used);
+  free(buf);
+  return NULL;
+}
+
+/* notifyPoll(fh): wakes the pollers of an open file; false if none wait. */
+static napi_value js_notify_poll(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  session_t *s = unwrap(env, info, &argc, argv);
+  napi_value r;
+  int woke = 0;
+  uint32_t fh = (uint32_t)f64(env, argv[0]);
+  if (s && !s->ended && fh < s->npolls && s->polls[fh]) {
+    fuse_lowlevel_notify_poll(s->polls[fh]);
+    fuse_pollhandle_destroy(s->polls[fh]);
+    s->polls[fh] = NULL;
+    woke = 1;
+  }
+  napi_get_boolean(env, woke, &r);
+  return r;
+}
+
+/* forgetPoll(fh): the file is gone, so is its poll handle. */
+static napi_value js_forget_poll(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  session_t *s = unwrap(env, info, &argc, argv);
+  uint32_t fh = (uint32_t)f64(env, argv[0]);
+  if (s && fh < s->npolls && s->polls[fh]) {
+    fuse_pollhandle_destroy(s->polls[fh]);
+    s->polls[fh] = NULL;
+  }
+  return NULL;
+}
+
+/* invalEntry(parent, name): queued for the notifier thread; returns the notice's number. */
+static napi_value js_inval_entry(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  session_t *s = unwrap(env, info, &argc, argv);
+  napi_value r;
+  if (!s || s->ended) {
+    napi_create_double(env, -1, &r);
+    return r;
+  }
+  size_t len = 0;
+  napi_get_value_string_utf8(env, argv[1], NULL, 0, &len);
+  notice_t *n = malloc(sizeof *n + len + 1);
+  n->next = NULL;
+  n->parent = (fuse_ino_t)f64(env, argv[0]);
+  n->len = len;
+  napi_get_value_string_utf8(env, argv[1], n->name, len + 1, &len);
+  pthread_mutex_lock(&s->lock);
+  if (s->tail) s->tail->next = n;
+  else s->head = n;
+  s->tail = n;
+  double q = (double)++s->queued;
+  pthread_cond_signal(&s->cond);
+  pthread_mutex_unlock(&s->lock);
+  napi_create_double(env, q, &r);
+  return r;
+}
+
+/* invalInode(nodeid): sent at once (the kernel takes no lock for it); 0 or -errno. */
+static napi_value js_inval_inode(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  session_t *s = unwrap(env, info, &argc, argv);
+  napi_value r;
+  int res = -ENOTCONN;
+  if (s && !s->ended) res = fuse_lowlevel_notify_inval_inode(s->ch, (fuse_ino_t)f64(env, argv[0]), -1, 0);
+  napi_create_int32(env, res, &r);
+  return r;
+}
+
+/*
+ * unmount(): detaches the mount lazily (umount2 MNT_DETACH as root, else
+ * fusermount -u -z), keeping /dev/fuse open: files still open go on being
+ * served, and the session ends when the kernel lets go of the last one.
+ */
+static napi_value js_unmount(napi_env env, napi_callback_info info) {
+  size_t argc = 0;
+  session_t *s = unwrap(env, info, &argc, NULL);
+  if (s && s->mountpoint && !s->ended) fuse_unmount(s->mountpoint, NULL);
+  return NULL;
+}
+
+static void finalize(napi_env env, void *data, void *hint) {
+  (void)env; (void)hint;
+  session_t *s = data;
+  /* The session object lives as long as the process that mounted it in practice. */
+  (void)s;
+}
+
+/*
+ * new Session(mountpoint, options, dispatch, onEnd, onNotices, args, attrs, forgets)
+ * Mounts (fuse_mount: mount(2) as root, else fusermount) and starts serving.
+ */
+static napi_value js_session(napi_env env, napi_callback_info info) {
+  size_t argc = 8;
+  napi_value argv[8], self;
+  NAPI_OK(napi_get_cb_info(env, info, &argc, argv, &self, NULL));
+  if (argc < 8) {
+    napi_throw_type_error(env, NULL, "Session(mountpoint, options, dispatch, onEnd, onNotices, args, attrs, forgets)");
+    return NULL;
+  }
+  session_t *s = calloc(1, sizeof *s);
+  s->env = env;
+  s->free_head = UINT32_MAX;
+  char mnt[4096], opts[4096];
+  size_t len;
+  NAPI_OK(napi_get_value_string_utf8(env, argv[0], mnt, sizeof mnt, &len));
+  NAPI_OK(napi_get_value_string_utf8(env, argv[1], opts, sizeof opts, &len));
+  NAPI_OK(napi_create_reference(env, argv[2], 1, &s->dispatch));
+  NAPI_OK(napi_create_reference(env, argv[3], 1, &s->on_end));
+  NAPI_OK(napi_create_reference(env, argv[4], 1, &s->on_notices));
+  napi_typedarray_type t;
+  napi_value ab;
+  size_t n, off;
+  NAPI_OK(napi_get_typedarray_info(env, argv[5], &t, &n, (void **)&s->args, &ab, &off));
+  NAPI_OK(napi_get_typedarray_info(env, argv[6], &t, &n, (void **)&s->attrs, &ab, &off));
+  NAPI_OK(napi_get_typedarray_info(env, argv[7], &t, &n, (void **)&s->forgets, &ab, &off));
+  NAPI_OK(napi_create_reference(env, argv[5], 1, &s->args_ref));
+  NAPI_OK(napi_create_reference(env, argv[6], 1, &s->attrs_ref));
+  NAPI_OK(napi_create_reference(env, argv[7], 1, &s->forgets_ref));
+  napi_value name;
+  NAPI_OK(napi_create_string_utf8(env, "tracefs_fuse", NAPI_AUTO_LENGTH, &name));
+  NAPI_OK(napi_async_init(env, NULL, name, &s->async));
+
+  char *fargv[] = { "tracefs-emu", "-o", opts, NULL };
+  struct fuse_args args = FUSE_ARGS_INIT(opts[0] ? 3 : 1, fargv);
+  s->ch = fuse_mount(mnt, &args);
+  if (!s->ch) {
+    fuse_opt_free_args(&args);
+    napi_throw_error(env, "EMOUNT", "fuse_mount failed");
+    free(s);
+    return NULL;
+  }
+  s->mountpoint = strdup(mnt);
+  s->se = fuse_lowlevel_new(&args, &ops, sizeof ops, s);
+  fuse_opt_free_args(&args);
+  if (!s->se) {
+    fuse_unmount(mnt, s->ch);
+    napi_throw_error(env, "EMOUNT", "fuse_lowlevel_new failed");
+    free(s);
+    return NULL;
+  }
+  fuse_session_add_chan(s->se, s->ch);
+  s->bufsize = fuse_chan_bufsize(s->ch);
+  s->buf = malloc(s->bufsize);
+  int fd = fuse_chan_fd(s->ch);
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+
+  uv_loop_t *loop;
+  NAPI_OK(napi_get_uv_event_loop(env, &loop));
+  pthread_mutex_init(&s->lock, NULL);
+  pthread_cond_init(&s->cond, NULL);
+  uv_async_init(loop, &s->notices_done, on_notices_done);
+  s->notices_done.data = s;
+  uv_unref((uv_handle_t *)&s->notices_done);
+  if (pthread_create(&s->notifier, NULL, notifier_main, s) == 0) s->notifier_started = 1;
+  uv_poll_init(loop, &s->poll, fd);
+  s->poll.data = s;
+  uv_poll_start(&s->poll, UV_READABLE, on_readable);
+  s->polling = 1;
+
+  NAPI_OK(napi_wrap(env, self, s, finalize, NULL, NULL));
+  NAPI_OK(napi_create_reference(env, self, 1, &s->self));
+  return self;
+}
+
+/* The file descriptor of /dev/fuse (for diagnostics). */
+static napi_value js_fd(napi_env env, napi_callback_info info) {
+  size_t argc = 0;
+  session_t *s = unwrap(env, info, &argc, NULL);
+  napi_value r;
+  napi_create_int32(env, s && s->ch ? fuse_chan_fd(s->ch) : -1, &r);
+  return r;
+}
+
+/* close(): after the session ended, let its handles and thread go. */
+static napi_value js_close(napi_env env, napi_callback_info info) {
+  size_t argc = 0;
+  session_t *s = unwrap(env, info, &argc, NULL);
+  if (!s || !s->se) return NULL;
+  if (s->polling) {
+    uv_poll_stop(&s->poll);
+    s->polling = 0;
+  }
+  if (s->notifier_started) {
+    pthread_mutex_lock(&s->lock);
+    s->stop = 1;
+    pthread_cond_signal(&s->cond);
+    pthread_mutex_unlock(&s->lock);
+    pthread_join(s->notifier, NULL);
+    s->notifier_started = 0;
+  }
+  /* Answer what is still pending, so libfuse frees it. */
+  for (uint32_t i = 0; i < s->cap; i++) {
+    if (s->reqs[i]) fuse_reply_err(slot_give(s, i), ENOTCONN);
+  }
+  uv_close((uv_handle_t *)&s->notices_done, NULL);
+  fuse_session_remove_chan(s->ch);
+  fuse_chan_destroy(s->ch);
+  s->ch = NULL;
+  fuse_session_destroy(s->se);
+  s->se = NULL;
+  free(s->mountpoint);
+  s->mountpoint = NULL;
+  return NULL;
+}
+
+static napi_value init_module(napi_env env, napi_value exports) {
+  napi_property_descriptor methods[] = {
+    { "replyErr", NULL, js_reply_err, NULL, NULL, NULL, napi_default_method, NULL },
+    { "replyEntry", NULL, js_reply_entry, NULL, NULL, NULL, napi_default_method, NULL },
+    { "replyAttr", NULL, js_reply_attr, NULL, NULL, NULL, napi_default_method, NULL },
+    { "replyOpen", NULL, js_reply_open, NULL, NULL, NULL, napi_default_method, NULL },
+    { "replyData", NULL, js_reply_data, NULL, NULL, NULL, napi_default_method, NULL },
+    { "replyWrite", NULL, js_reply_write, NULL, NULL, NULL, napi_default_method, NULL },
+    { "replyPoll", NULL, js_reply_poll, NULL, NULL, NULL, napi_default_method, NULL },
+    { "replyStatfs", NULL, js_reply_statfs, NULL, NULL, NULL, napi_default_method, NULL },
+    { "replyDir", NULL, js_reply_dir, NULL, NULL, NULL, napi_default_method, NULL },
+    { "notifyPoll", NULL, js_notify_poll, NULL, NULL, NULL, napi_default_method, NULL },
+    { "forgetPoll", NULL, js_forget_poll, NULL, NULL, NULL, napi_default_method, NULL },
+    { "invalEntry", NULL, js_inval_entry, NULL, NULL, NULL, napi_default_method, NULL },
+    { "invalInode", NULL, js_inval_inode, NULL, NULL, NULL, napi_default_method, NULL },
+    { "unmount", NULL, js_unmount, NULL, NULL, NULL, napi_default_method, NULL },
+    { "close", NULL, js_close, NULL, NULL, NULL, napi_default_method, NULL },
+    { "fd", NULL, js_fd, NULL, NULL, NULL, napi_default_method, NULL },
+  };
+  napi_value cls;
+  if (napi_define_class(env, "Session", NAPI_AUTO_LENGTH, js_session, NULL, sizeof methods / sizeof methods[0], methods, &cls) != napi_ok) return NULL;
+  napi_set_named_property(env, exports, "Session", cls);
+  return exports;
+}
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, init_module)

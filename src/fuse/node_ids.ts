@@ -1,0 +1,75 @@
+/**
+ * The node ids the kernel knows the tree's nodes by: given out by LOOKUP
+ * (and MKDIR) replies, each counted as the kernel counts its references,
+ * forgotten when FORGET brings the count to zero. Ids are never reused, so
+ * a late request about a forgotten node finds nothing rather than another
+ * node. The root is id 1 and never forgotten.
+ */
+import type { Dir, Node } from '../tracefs/node.js';
+
+export const ROOT_ID = 1;
+
+interface Known {
+  readonly node: Node;
+  /** References the kernel holds (lookups not yet forgotten). */
+  count: number;
+  /** The directory it was looked up in, by id (what inval_entry names). */
+  parent: number;
+}
+
+export class NodeIds {
+  private readonly byId = new Map<number, Known>();
+  private readonly ids = new WeakMap<Node, number>();
+  private next = ROOT_ID + 1;
+
+  constructor(readonly root: Dir) {
+    this.byId.set(ROOT_ID, { node: root, count: 1, parent: ROOT_ID });
+    this.ids.set(root, ROOT_ID);
+  }
+
+  node(id: number): Node | undefined {
+    return this.byId.get(id)?.node;
+  }
+
+  /** The id the kernel knows `node` by, if it holds one. */
+  idOf(node: Node): number | undefined {
+    return this.ids.get(node);
+  }
+
+  /** The directory the kernel looked `node` up in, if it knows `node`. */
+  parentOf(node: Node): number | undefined {
+    const id = this.ids.get(node);
+    return id === undefined ? undefined : this.byId.get(id)?.parent;
+  }
+
+  /** A lookup reply hands `node` (found in directory `parent`) to the kernel: its id, counted once more. */
+  looked(node: Node, parent: number): number {
+    let id = this.ids.get(node);
+    const k = id === undefined ? undefined : this.byId.get(id);
+    if (k) {
+      k.count++;
+      k.parent = parent;
+      return id!;
+    }
+    id = this.next++;
+    this.ids.set(node, id);
+    this.byId.set(id, { node, count: 1, parent });
+    return id;
+  }
+
+  /** The kernel let go of `n` references to `id`. */
+  forget(id: number, n: number): void {
+    if (id === ROOT_ID) return;
+    const k = this.byId.get(id);
+    if (!k) return;
+    k.count -= n;
+    if (k.count > 0) return;
+    this.byId.delete(id);
+    if (this.ids.get(k.node) === id) this.ids.delete(k.node);
+  }
+
+  /** Ids the kernel holds now (root included). */
+  get size(): number {
+    return this.byId.size;
+  }
+}
