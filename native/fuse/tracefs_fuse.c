@@ -935,6 +935,26 @@ static napi_value js_close(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/*
+ * readAvailable(fd, buffer): what a non-blocking fd has now — the number of
+ * bytes read, 0 when nothing waits (or at end of file), -errno on an error.
+ * For draining the host events FIFO before each request without the cost
+ * of an exception per empty read.
+ */
+static napi_value js_read_available(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2], r;
+  if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2) return NULL;
+  void *data = NULL;
+  size_t len = 0;
+  if (napi_get_buffer_info(env, argv[1], &data, &len) != napi_ok) return NULL;
+  ssize_t n;
+  do n = read(i32(env, argv[0]), data, len);
+  while (n < 0 && errno == EINTR);
+  napi_create_int32(env, n >= 0 ? (int32_t)n : (errno == EAGAIN ? 0 : -errno), &r);
+  return r;
+}
+
 static napi_value init_module(napi_env env, napi_value exports) {
   napi_property_descriptor methods[] = {
     { "replyErr", NULL, js_reply_err, NULL, NULL, NULL, napi_default_method, NULL },
@@ -957,6 +977,8 @@ static napi_value init_module(napi_env env, napi_value exports) {
   napi_value cls;
   if (napi_define_class(env, "Session", NAPI_AUTO_LENGTH, js_session, NULL, sizeof methods / sizeof methods[0], methods, &cls) != napi_ok) return NULL;
   napi_set_named_property(env, exports, "Session", cls);
+  napi_value fn;
+  if (napi_create_function(env, "readAvailable", NAPI_AUTO_LENGTH, js_read_available, NULL, &fn) == napi_ok) napi_set_named_property(env, exports, "readAvailable", fn);
   return exports;
 }
 

@@ -9,11 +9,9 @@
  * (ARG_*) and takes attributes the same way (ATTR_*), so that no JS object
  * is made per request but the request itself.
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import type { Caller } from '../kernel/caller.js';
 import { errno } from '../kernel/errno.js';
+import { nativeAddon } from '../host/native_addon.js';
 
 /** Request kinds, as the native side numbers them. */
 const enum Op {
@@ -217,26 +215,6 @@ type NativeSessionClass = new (
   forgets: Float64Array,
 ) => NativeSession;
 
-/** The build beside the sources: from src/fuse (tests) or dist/src/fuse (the CLI). */
-const ADDON = ['../../native/fuse/build/Release/tracefs_fuse.node', '../../../native/fuse/build/Release/tracefs_fuse.node']
-  .map((rel) => fileURLToPath(new URL(rel, import.meta.url)))
-  .find((p, i, all) => existsSync(p) || i === all.length - 1)!;
-
-let addon: NativeSessionClass | undefined;
-
-/** Where the native session is built (scripts/setup.sh). */
-export function nativeSessionPath(): string {
-  return ADDON;
-}
-
-function loadAddon(): NativeSessionClass {
-  if (addon) return addon;
-  if (!existsSync(ADDON)) throw new Error(`the FUSE session is not built (${ADDON} missing); run: sh scripts/setup.sh`);
-  const require = createRequire(import.meta.url);
-  addon = (require(ADDON) as { Session: NativeSessionClass }).Session;
-  return addon;
-}
-
 const EMPTY = Buffer.alloc(0);
 
 /** A mounted FUSE session serving `handler`. */
@@ -262,7 +240,7 @@ export class FuseSession implements FuseReplies, FuseNotices {
     private readonly handler: FuseHandler,
     private readonly onEnd: () => void,
   ) {
-    const Native = loadAddon();
+    const Native = nativeAddon().Session as NativeSessionClass;
     this.native = new Native(
       mountpoint,
       options.join(','),

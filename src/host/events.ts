@@ -12,6 +12,7 @@ import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { procEventLine, procEventsHelper } from './cn_proc.js';
+import { nativeAddon } from './native_addon.js';
 import type { ProcessMirror } from './proc_mirror.js';
 import { type HostSyscalls, parseHostSyscall } from './syscalls.js';
 
@@ -26,6 +27,23 @@ export interface HostEvents {
 export interface HostEventSinks {
   mirror: ProcessMirror;
   syscalls: HostSyscalls;
+}
+
+/** A non-blocking read of the FIFO: bytes read, 0 when nothing waits. */
+function readerOf(fd: number, buf: Buffer): () => number {
+  try {
+    const { readAvailable } = nativeAddon();
+    return () => readAvailable(fd, buf);
+  } catch {
+    // Without the native module (a library user's in-process driver): Node's read, which throws EAGAIN.
+    return () => {
+      try {
+        return readSync(fd, buf, 0, buf.length, null);
+      } catch {
+        return 0;
+      }
+    };
+  }
 }
 
 /** How often events are read when no request asks for them first. */
@@ -73,18 +91,14 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
   child?.on('error', () => undefined);
   child?.unref();
   const buf = Buffer.alloc(1 << 16);
+  // Drained before every request on the mount: an empty read must cost a system call, not an exception.
+  const read = readerOf(fd, buf);
   let pending = '';
   let open = true;
   const drain = (): void => {
     while (open) {
-      let n: number;
-      try {
-        n = readSync(fd, buf, 0, buf.length, null);
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code === 'EAGAIN') break;
-        n = 0;
-      }
-      if (n === 0) break;
+      const n = read();
+      if (n <= 0) break;
       pending += buf.toString('latin1', 0, n);
       let nl: number;
       while ((nl = pending.indexOf('\n')) >= 0) {

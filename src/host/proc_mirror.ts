@@ -49,6 +49,16 @@ export class ProcessMirror {
     const m = known && this.mirrored.get(known);
     // A task someone else made (a test): not a mirror.
     if (known && !m) return known;
+    if (known && m && !known.exited) {
+      // The common case, a known process calling again: its comm tells whether it exec'd meanwhile — the
+      // watcher's (read while the call waited: right even for a process gone since), else its /proc comm.
+      const now = comm !== '<...>' ? comm : this.src.comm(pid, m.startTime);
+      if (now === known.comm) return known;
+      if (comm !== '<...>') {
+        this.execInferred(known, m, comm);
+        return known;
+      }
+    }
     const info = this.src.stat(pid);
     if (known && m && !known.exited && (!info || info.startTime === m.startTime)) {
       if (info) this.refresh(known, m, info);
@@ -102,10 +112,13 @@ export class ProcessMirror {
   /** A comm that changed since last seen: the process exec'd. */
   private refresh(t: Task, m: Mirrored, info: ProcInfo): void {
     t.cpu = info.cpu % this.k.nrCpus;
-    if (info.comm !== t.comm) {
-      m.execInferred = true;
-      this.k.procs.exec(t, this.execPath(t.pid, this.src.exe(t.pid) ?? `/usr/bin/${info.comm}`), info.comm);
-    }
+    if (info.comm !== t.comm) this.execInferred(t, m, info.comm);
+  }
+
+  /** The process is called `comm` now: it exec'd (the exec notification, if one comes, is not repeated). */
+  private execInferred(t: Task, m: Mirrored, comm: string): void {
+    m.execInferred = true;
+    this.k.procs.exec(t, this.execPath(t.pid, this.src.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
   }
 
   /** A process seen for the first time. */

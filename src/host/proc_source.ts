@@ -23,6 +23,12 @@ export interface ProcInfo {
 export interface ProcSource {
   /** /proc/PID/stat (+ Tgid): undefined when the process is gone (or a zombie). */
   stat(pid: number): ProcInfo | undefined;
+  /**
+   * The comm of the process `pid` that started at `startTime`, undefined
+   * when that process is gone: what a request of a known process needs to
+   * know (has it exec'd?), cheaper than its whole stat.
+   */
+  comm(pid: number, startTime: number): string | undefined;
   /** readlink /proc/PID/exe. */
   exe(pid: number): string | undefined;
   /** readlink /proc/PID/cwd: undefined when unknown. */
@@ -83,20 +89,29 @@ export function parseSchedstat(text: string): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
-/** Open /proc/PID/stat files kept at most (least recently read closed first). */
-const MAX_STAT_FDS = 256;
+/** Open /proc/PID/<file> descriptors kept at most per file name (least recently read closed first). */
+const MAX_PROC_FDS = 256;
 
 /**
- * /proc/PID/stat read through a descriptor kept open per process: each
- * request of a process re-reads it (its comm, CPU) with one pread instead of
- * open + read + close. A descriptor outlives nothing: once its process is
- * gone, reading it fails (ESRCH), and a new process with that pid gets a new one.
+ * /proc/PID/<name> read through a descriptor kept open per process: each
+ * request of a process re-reads it with one pread instead of open + read +
+ * close. A descriptor outlives nothing: once its process is gone, reading it
+ * fails (ESRCH), and a new process with that pid gets a new one — so a
+ * descriptor that still reads is the process it was opened for.
  */
-class StatFiles {
+class ProcFiles {
   private readonly fds = new Map<number, number>();
   private readonly buf = Buffer.allocUnsafe(4096);
 
-  constructor(private readonly root: string) {}
+  constructor(
+    private readonly root: string,
+    private readonly name: string,
+  ) {}
+
+  /** Whether a descriptor is open for `pid` (what it reads is that process's). */
+  has(pid: number): boolean {
+    return this.fds.has(pid);
+  }
 
   read(pid: number): string | undefined {
     const fd = this.fds.get(pid);
@@ -111,7 +126,7 @@ class StatFiles {
     }
     let nfd: number;
     try {
-      nfd = openSync(`${this.root}/${pid}/stat`, 'r');
+      nfd = openSync(`${this.root}/${pid}/${this.name}`, 'r');
     } catch {
       return undefined;
     }
@@ -121,7 +136,7 @@ class StatFiles {
       return undefined;
     }
     this.fds.set(pid, nfd);
-    if (this.fds.size > MAX_STAT_FDS) {
+    if (this.fds.size > MAX_PROC_FDS) {
       const [oldPid, oldFd] = this.fds.entries().next().value as [number, number];
       this.fds.delete(oldPid);
       closeSync(oldFd);
@@ -141,12 +156,21 @@ class StatFiles {
 
 /** The machine's /proc. */
 export class HostProcSource implements ProcSource {
-  private readonly statFiles: StatFiles;
+  private readonly statFiles: ProcFiles;
+  private readonly commFiles: ProcFiles;
   readonly bootTicks: number;
 
   constructor(private readonly root = '/proc') {
     this.bootTicks = readProcInfo(process.pid, root)?.startTime ?? 0;
-    this.statFiles = new StatFiles(root);
+    this.statFiles = new ProcFiles(root, 'stat');
+    this.commFiles = new ProcFiles(root, 'comm');
+  }
+
+  comm(pid: number, startTime: number): string | undefined {
+    // The first look makes sure the pid is still that process; its descriptor then stays that process's.
+    if (!this.commFiles.has(pid) && this.stat(pid)?.startTime !== startTime) return undefined;
+    const text = this.commFiles.read(pid);
+    return text === undefined ? undefined : text.endsWith('\n') ? text.slice(0, -1) : text;
   }
 
   /** Tgids by pid and start time: a pid's thread group never changes while it lives. */
@@ -251,6 +275,11 @@ export class FakeProcSource implements ProcSource {
   stat(pid: number): ProcInfo | undefined {
     const p = this.procs.get(pid);
     return p && { ...p };
+  }
+
+  comm(pid: number, startTime: number): string | undefined {
+    const p = this.procs.get(pid);
+    return p && p.startTime === startTime ? p.comm : undefined;
   }
 
   exe(pid: number): string | undefined {

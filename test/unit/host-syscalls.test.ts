@@ -126,13 +126,28 @@ describe.each(['7.2', '6.12'] as const)('watched system calls outside the mount 
     // `ls $TMPDIR` (event-filter-function.tc): gone from /proc by the time its lines are read.
     report(`F 1 ${SH.pid} ${SH.pid} 4400 4400`);
     report('E 1 4400 4400 ls\t/usr/bin/ls');
-    report(line({ pid: 4400, nr: 257, ret: 3, args: [AT_FDCWD, 0x5000n, 0o2204000n], dev: '254:1', ino: 9, mode: 0o40700, s0: '/tmp/ftracetest-dir.abc', abs: '/tmp/ftracetest-dir.abc' }));
-    report(line({ pid: 4400, nr: 257, ret: 3, args: [AT_FDCWD, 0x5000n, 0o2000000n], dev: '254:1', ino: 9, mode: 0o100644, s0: '/etc/ld.so.cache' }));
+    report(line({ pid: 4400, nr: 257, ret: 3, args: [AT_FDCWD, 0x5000n, 0o2204000n], dev: '254:1', ino: 9, mode: 0o40700, s0: '/tmp/ftracetest-dir.abc', abs: '/tmp/ftracetest-dir.abc', comm: 'ls' }));
+    report(line({ pid: 4400, nr: 257, ret: 3, args: [AT_FDCWD, 0x5000n, 0o2000000n], dev: '254:1', ino: 9, mode: 0o100644, s0: '/etc/ld.so.cache', comm: 'ls' }));
     report('X 1 4400 4400 0');
     await w('events/syscalls/sys_enter_openat/enable', '0');
     const got = (await lines()).filter((l) => l.includes('sys_openat('));
     expect(got).toHaveLength(1);
     expect(got[0]).toMatch(series === '7.2' ? /^\s+ls-4400 .*sys_openat\(.*"\/tmp\/ftracetest-dir\.abc", flags: O_RDONLY\|O_NONBLOCK\|O_DIRECTORY\|O_CLOEXEC, mode: 0000\)$/ : /^\s+ls-4400 .*sys_openat\(dfd: ffffff9c, filename: [0-9a-f]+, flags: 90800, mode: 0\)$/);
+  });
+
+  it("an exec the proc connector reports late is taken from the watcher's comm (perf ftrace's perf-exec becomes cat)", async () => {
+    const { w, lines, report } = setup();
+    await w('events/syscalls/sys_enter_openat/enable', '1');
+    report(`F 1 ${SH.pid} ${SH.pid} 4700 4700`);
+    // perf's child runs as perf-exec until it execs the workload; the exec line is still in the helper when cat's opens come
+    report(line({ pid: 4700, nr: 59, ret: 0, s0: '/usr/bin/cat', abs: '/usr/bin/cat', comm: 'perf-exec' }));
+    report(line({ pid: 4700, nr: 257, ret: 3, args: [AT_FDCWD, 0x5000n, 0o2000000n], dev: '254:1', ino: 9, mode: 0o100644, s0: '/etc/hostname', comm: 'cat' }));
+    report('E 1 4700 4700 cat\t/usr/bin/cat');
+    report('X 1 4700 4700 0');
+    await w('events/syscalls/sys_enter_openat/enable', '0');
+    const got = (await lines()).filter((l) => l.includes('sys_openat(') && l.includes('-4700 '));
+    expect(got).toHaveLength(1);
+    expect(got[0]).toMatch(/^\s+cat-4700 /);
   });
 
   it('a process gone before the daemon read of it keeps its name: from the watcher, or the file it ran', async () => {
