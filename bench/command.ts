@@ -6,7 +6,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Argv, CommandModule } from 'yargs';
-import { profileOf, SERIES, type Series } from '../src/kernel/series.js';
+import { DEFAULT_SERIES, profileOf, SERIES, type Series } from '../src/kernel/series.js';
+import { runSelftests } from '../selftests/run.js';
 import { MEMORY_DEFAULTS, runFootprint, runMisses, type FootprintResult, type MissResult, type ProbeKind } from './memory.js';
 import { fmt, now, table } from './table.js';
 import { runTracefsBench, type TracefsBenchResult } from './tracefs.js';
@@ -14,6 +15,8 @@ import { TRIGGER_VARIANTS, runTrigger, type TriggerResult, type TriggerVariant }
 
 interface BenchArgs {
   only: string;
+  series: string;
+  tests?: string[];
   warmup: number;
   duration: number;
   rounds: number;
@@ -84,10 +87,12 @@ async function memory(): Promise<{ footprint: FootprintResult[]; misses: MissRes
 
 export const benchCommand: CommandModule<object, BenchArgs> = {
   command: 'bench',
-  describe: 'benchmarks: probe trigger rates (fgraph vs rethook), memory and misses, tracefs latency and throughput',
+  describe: 'benchmarks: probe trigger rates (fgraph vs rethook), memory and misses, tracefs latency and throughput, where the selftests spend their time',
   builder: (y: Argv) =>
     y
-      .option('only', { type: 'string', default: 'trigger,memory,tracefs', describe: 'which benchmarks (comma-separated)' })
+      .option('only', { type: 'string', default: 'trigger,memory,tracefs', describe: 'which benchmarks (comma-separated; also: selftests)' })
+      .option('series', { type: 'string', default: DEFAULT_SERIES, describe: 'selftests: which series' })
+      .option('tests', { type: 'string', array: true, describe: 'selftests: tests or directories (default all)' })
       .option('warmup', { type: 'number', default: 200, describe: 'trigger: warm-up per run (ms)' })
       .option('duration', { type: 'number', default: 1000, describe: 'trigger: measured window per run (ms)' })
       .option('rounds', { type: 'number', default: 3, describe: 'trigger: runs per variant (the best is kept)' })
@@ -113,6 +118,11 @@ export const benchCommand: CommandModule<object, BenchArgs> = {
       const r: TracefsBenchResult = await runTracefsBench({ ops: a.tracefsOps, events: a.tracefsEvents });
       console.log(r.text + '\n');
       json.tracefs = r.results;
+    }
+    if (want.has('selftests')) {
+      const r = await runSelftests({ series: a.series, tests: (a.tests ?? []).map(String), testTimeout: 300, bench: true });
+      if (r.bench) console.log(`${a.series} selftests: ${r.bench.report}\n`);
+      json.selftests = { series: a.series, seconds: r.seconds, tests: r.bench?.tests };
     }
     const secs = (now() - t0) / 1000;
     json.seconds = secs;

@@ -19,6 +19,7 @@ interface SelftestsArgs {
   'fetch-only': boolean;
   refresh: boolean;
   'init-expectations'?: string;
+  bench: boolean;
 }
 
 export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
@@ -40,6 +41,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
       .option('raise', { type: 'boolean', default: false, describe: 'raise the committed expectations to what the run reached (never lowers)' })
       .option('init-expectations', { type: 'string', hidden: true, describe: "write the series' first expectations from this run and the kernel's results.tsv" })
       .option('fetch-only', { type: 'boolean', default: false, describe: 'only fetch the selftests (prints their directory)' })
+      .option('bench', { type: 'boolean', default: false, describe: "where the time goes: the daemon's CPU, FUSE requests, processes and calls per test (bench.txt in the results)" })
       .example('$0 selftests', 'all 7.2 selftests on a 7.2 emulator')
       .example('$0 selftests 00basic', 'one directory')
       .example('$0 selftests --series 6.12 dynevent/add_remove_kprobe.tc', 'one 6.12 test on a 6.12 emulator')
@@ -69,9 +71,11 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
           compareKernel: a['compare-kernel'],
           raise: a.raise,
           initExpectations: a['init-expectations'],
+          bench: a.bench,
         }),
       );
     }
+    for (const r of runs) if (r.bench) console.log(`\n${r.series}: ${r.bench.report}\n`);
     // CI also insists that every expectation below the kernel's verdict says why.
     const failed = runs.filter((r) => r.regressions.length > 0 || r.broken || (a.check && r.unexplained.length > 0));
     for (const r of runs) {

@@ -37,6 +37,7 @@ import {
   resultRows,
   type ResultRow,
 } from './results.js';
+import { benchReport, costBetween, type Load, loadOf, type TestCost } from './bench.js';
 import { comparisonTable, directoryCounts, verdictCounts } from './summary.js';
 
 /** The repository (dist/selftests/run.js → ../..). */
@@ -75,6 +76,8 @@ export interface RunOptions {
   log?: (msg: string) => void;
   /** ftracetest's console output, as it comes (default: our stdout). */
   echo?: (chunk: string) => void;
+  /** Take the daemon's load before and after each test (bench.ts): bench.tsv and a report in the results. */
+  bench?: boolean;
 }
 
 export interface RunResult {
@@ -89,6 +92,8 @@ export interface RunResult {
   unexplained: string[];
   seconds: number;
   resultsDir: string;
+  /** With `bench`: where each test's time went, and the report. */
+  bench?: { tests: TestCost[]; report: string };
 }
 
 /** Every *.tc under a directory, in ftracetest's order (`find | sort`, byte order as under LC_ALL=C). */
@@ -235,12 +240,19 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   log(`${planned.length} cases from ${selftests} against a ${kernel} emulator; results in ${resultsDir}`);
 
   const emu = o.mount ? { dir: resolve(o.mount), stop: async () => {} } : await startEmulator(kernel, log, join(resultsDir, 'daemon.log'));
+  let benchDone: Promise<[Load | undefined, Load | undefined, (TestCost | undefined)[]]> | undefined;
   const transcript: string[] = [];
   const stderr: string[] = [];
   const timings: { c: CaseLine; ms: number }[] = [];
   const timedOut: string[] = [];
   let broken = false;
   let cases: CaseLine[];
+  // With `bench`: the daemon's load at the start of the run, of each test, and after each verdict.
+  const socket = o.bench ? readState(emu.dir)?.socket : undefined;
+  const load = (): Promise<Load | undefined> => (socket ? loadOf(socket).catch(() => undefined) : Promise.resolve(undefined));
+  const firstLoad = load();
+  let testLoad = firstLoad;
+  const costs: Promise<TestCost | undefined>[] = [];
   try {
     let child = 0;
     let startedAt = Date.now();
@@ -251,8 +263,16 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
       onStart: () => {
         startedAt = Date.now();
         killedAt = 0;
+        if (socket) testLoad = load();
       },
-      onResult: (c) => timings.push({ c, ms: Date.now() - startedAt }),
+      onResult: (c) => {
+        const ms = Date.now() - startedAt;
+        timings.push({ c, ms });
+        if (socket) {
+          const before = testLoad;
+          costs.push(Promise.all([before, load()]).then(([a, b]) => (a && b ? costBetween(nameOf(c), ms, a, b) : undefined)));
+        }
+      },
     });
     // The watchdog: a test running too long has its processes killed (ftracetest then
     // counts it FAIL and goes on); if even that does not end it, or the daemon no longer
@@ -305,6 +325,8 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
     }
     cases = parser.end();
   } finally {
+    benchDone = socket ? Promise.all([firstLoad, load(), Promise.all(costs)]) : undefined;
+    await benchDone?.catch(() => undefined);
     await emu.stop().catch((e: Error) => log(`stopping the emulator: ${e.message}`));
   }
 
@@ -321,6 +343,18 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   const seconds = (Date.now() - t0) / 1000;
 
   const result: RunResult = { series: o.series, rows, regressions: [], timedOut, broken, unexplained: [], seconds, resultsDir };
+  const benched = await benchDone;
+  if (benched) {
+    const [first, last, each] = benched;
+    const tests = each.filter((t): t is TestCost => t !== undefined);
+    if (first && last) {
+      const total = costBetween('all', seconds * 1000, first, last);
+      const report = benchReport(total, first, last, tests);
+      result.bench = { tests, report };
+      writeFileSync(join(resultsDir, 'bench.txt'), report + '\n');
+      writeFileSync(join(resultsDir, 'bench.json'), JSON.stringify({ total, tests, first, last }, null, 1) + '\n');
+    }
+  }
   if (o.initExpectations) {
     const path = expectationsPath(o.series);
     if (existsSync(path)) throw new Error(`selftests: ${path} exists; expectations only move up (--raise)`);

@@ -189,9 +189,24 @@ export class FuseAdapter implements FuseHandler {
     for (let i = 0; i < n; i++) this.ids.forget(pairs[2 * i]!, pairs[2 * i + 1]!);
   }
 
+  /**
+   * The kernel asks again for attributes it let go (a read invalidates the
+   * atime it caches): answered from the node, with no system call of the
+   * emulated kernel — the caller's stat() or fstat() is one whether or not
+   * FUSE asks (the path walk's search permissions were the kernel's).
+   */
   getattr(req: FuseRequest, id: number, fh: number | undefined): void {
     const h = fh === undefined ? undefined : this.fds.get(fh);
-    this.run('getattr', req, (): Stat => (h ? this.fs.statNode(h.node) : this.fs.stat(this.pathOf(id), req.caller)), (st) => this.replies.attr(req, st, CACHE_TIMEOUT_S));
+    this.run(
+      'getattr',
+      req,
+      (): Stat => {
+        if (h) return this.fs.statNode(h.node);
+        this.pathOf(id);
+        return this.fs.statNode(this.ids.node(id)!);
+      },
+      (st) => this.replies.attr(req, st, CACHE_TIMEOUT_S),
+    );
   }
 
   setattr(req: FuseRequest, id: number, fh: number | undefined, set: SetAttr): void {
@@ -273,7 +288,7 @@ export class FuseAdapter implements FuseHandler {
     const h = this.fds.get(fh);
     if (!h) return this.replies.err(req, errno.EBADF);
     h.setStatusFlags(fileFlags);
-    this.run(`read ${h.node.path}`, req, () => h.read(size, offset, req.signal), (data) => this.replies.data(req, data, Math.min(size, data.length)));
+    this.run(`read ${h.node.path}`, req, () => h.read(size, offset, req), (data) => this.replies.data(req, data, Math.min(size, data.length)));
   }
 
   write(req: FuseRequest, _id: number, fh: number, data: Buffer, offset: number, fileFlags: number): void {

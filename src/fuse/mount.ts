@@ -12,6 +12,7 @@ import type { Tracefs } from '../tracefs/tracefs.js';
 import { watchTree } from '../tracefs/tree_watch.js';
 import { FuseAdapter } from './adapter.js';
 import { autoUnmountWatcher, detach, mountAt, probe } from './mount_table.js';
+import type { RequestStats } from './request_stats.js';
 import { FuseSession } from './session.js';
 
 /**
@@ -58,6 +59,8 @@ export interface MountedTracefs {
   readonly autoUnmountPid?: number;
   /** Resolves once the kernel has forgotten every change of the tree made so far (removed entries, changed owners). */
   settled(): Promise<void>;
+  /** What its FUSE requests cost so far, by kind. */
+  readonly requests: RequestStats;
 }
 
 /** Clears a dead FUSE mount left at `dir` by a killed daemon; true if there was one. */
@@ -109,6 +112,7 @@ export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions 
       return adapter.fds.size;
     },
     settled: () => cache.settled(),
+    requests: session.stats,
     unmount() {
       unmounting ??= (async () => {
         // Once the session is over the path may already hold someone else's mount: leave it alone.

@@ -10,8 +10,10 @@
  * is made per request but the request itself.
  */
 import type { Caller } from '../kernel/caller.js';
+import type { Interruption } from '../kernel/syscall.js';
 import { errno } from '../kernel/errno.js';
 import { nativeAddon } from '../host/native_addon.js';
+import { RequestStats } from './request_stats.js';
 
 /** Request kinds, as the native side numbers them. */
 const enum Op {
@@ -33,6 +35,9 @@ const enum Op {
   Poll,
   Interrupt,
 }
+
+/** Request kinds by number, as reported (request_stats.ts). */
+const OP_NAMES = ['', 'lookup', 'forget', 'getattr', 'setattr', 'opendir', 'readdir', 'releasedir', 'open', 'read', 'write', 'release', 'mkdir', 'rmdir', 'access', 'statfs', 'poll', 'interrupt'];
 
 const enum Arg {
   Slot,
@@ -98,14 +103,13 @@ export interface SetAttr {
   mtimeMs?: number;
 }
 
-/** One request from the kernel, with the process that made it. */
-export class FuseRequest {
-  private ctl?: AbortController;
+/** One request from the kernel, with the process that made it; its interruption is what a waiting operation listens to. */
+export class FuseRequest implements Interruption {
+  private listeners?: (() => void)[];
   /** Set once the kernel interrupted the request (its caller got a signal). */
   interrupted: boolean;
   /** Answered: its slot may already serve another request, so nothing more goes to it. */
   answered = false;
-
   /** The process that made it (fuse_req_ctx()). */
   readonly caller: Caller;
 
@@ -121,17 +125,27 @@ export class FuseRequest {
     this.interrupted = interrupted;
   }
 
-  /** Aborts when the kernel interrupts the request (made on first use: most requests never wait). */
-  get signal(): AbortSignal {
-    this.ctl ??= new AbortController();
-    if (this.interrupted && !this.ctl.signal.aborted) this.ctl.abort();
-    return this.ctl.signal;
+  /** Interruption: whether the caller got a signal. */
+  get aborted(): boolean {
+    return this.interrupted;
   }
 
-  /** The kernel interrupted it. */
+  addEventListener(_type: 'abort', listener: () => void): void {
+    (this.listeners ??= []).push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const i = this.listeners?.indexOf(listener) ?? -1;
+    if (i >= 0) this.listeners!.splice(i, 1);
+  }
+
+  /** The kernel interrupted it: whoever waits on it hears of it (once). */
   interrupt(): void {
+    if (this.interrupted) return;
     this.interrupted = true;
-    this.ctl?.abort();
+    const ls = this.listeners;
+    this.listeners = undefined;
+    if (ls) for (const l of ls) l();
   }
 }
 
@@ -228,6 +242,11 @@ export class FuseSession implements FuseReplies, FuseNotices {
   private queued = 0;
   private sent = 0;
   private readonly flushes: { upTo: number; done: () => void }[] = [];
+  /** When each pending slot's request arrived, and its kind (for `stats`). */
+  private readonly arrived: number[] = [];
+  private readonly kindOf: string[] = [];
+  /** What the requests cost, by kind. */
+  readonly stats = new RequestStats();
   ended = false;
 
   /**
@@ -268,6 +287,8 @@ export class FuseSession implements FuseReplies, FuseNotices {
       return;
     }
     const req = new FuseRequest(a[Arg.Slot]!, a[Arg.Pid]!, a[Arg.Uid]!, a[Arg.Gid]!, a[Arg.Interrupted] === 1);
+    this.arrived[req.slot] = performance.now();
+    this.kindOf[req.slot] = OP_NAMES[op] ?? String(op);
     const h = this.handler;
     const ino = a[Arg.Ino]!;
     const fh = a[Arg.Fh]!;
@@ -332,6 +353,7 @@ export class FuseSession implements FuseReplies, FuseNotices {
     if (req.answered) return -1;
     req.answered = true;
     this.waiting.delete(req.slot);
+    this.stats.record(this.kindOf[req.slot]!, performance.now() - this.arrived[req.slot]!);
     return req.slot;
   }
 

@@ -59,7 +59,7 @@ export class HostDriver {
    */
   readonly taskOf = (caller: Caller): Task => {
     this.drain();
-    const task = this.mirror.taskOf(caller.pid);
+    const task = this.mirror.taskOf(caller.pid, undefined, undefined, true);
     const moved = this.mirror.cwdChange(task);
     if (moved !== undefined) this.kernel.syscall(task, { name: 'chdir', path: moved }, () => 0);
     return task;
@@ -75,6 +75,11 @@ export class HostDriver {
     if ((procEvents || eventsFifo) && !this.events) this.events = startHostEvents({ mirror: this.mirror, syscalls: this.syscalls }, { procEvents, fifo: eventsFifo });
     // Watched processes exist only where they can report: their sleeps and wakeups are followed there.
     if (eventsFifo) this.sched?.start();
+  }
+
+  /** What the machine reported so far: process events and watched calls read, calls replayed (the daemon's `load`). */
+  get reported(): { lines: number; syscalls: number } {
+    return { lines: this.events?.lines ?? 0, syscalls: this.syscalls.reported };
   }
 
   /** Where watched processes report their system calls (undefined when nobody can). */

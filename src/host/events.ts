@@ -21,6 +21,8 @@ export interface HostEvents {
   readonly fifo?: string;
   /** Handles every event reported so far (without waiting). */
   drain(): void;
+  /** Lines handled so far. */
+  readonly lines: number;
   stop(): void;
 }
 
@@ -95,6 +97,7 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
   const read = readerOf(fd, buf);
   let pending = '';
   let open = true;
+  let lines = 0;
   const drain = (): void => {
     while (open) {
       const n = read();
@@ -104,6 +107,7 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
       while ((nl = pending.indexOf('\n')) >= 0) {
         const line = pending.slice(0, nl);
         pending = pending.slice(nl + 1);
+        lines++;
         try {
           hostEventLine(sinks, line);
         } catch {
@@ -128,5 +132,12 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
     }
     if (opts.fifo) rmSync(opts.fifo, { force: true });
   };
-  return { fifo: opts.fifo, drain, stop };
+  return {
+    fifo: opts.fifo,
+    drain,
+    stop,
+    get lines() {
+      return lines;
+    },
+  };
 }

@@ -28,6 +28,8 @@ const MAX_ANCESTORS = 16;
 
 export class ProcessMirror {
   private initNamed = false;
+  /** The process whose request or watched call is being mapped (its lives are the emulator's business). */
+  private using?: number;
   /** Paths execve() was given, by caller, reported before the call ran (the watcher): the exec that follows ran that name. */
   private readonly execNames = new Map<number, string>();
   /** The tasks this mirror made, and what it knows of their processes. */
@@ -42,9 +44,18 @@ export class ProcessMirror {
    * The task of a calling process, its birth, exec or a predecessor's death
    * inferred on the way. `comm`: what the caller was called when it made the
    * call, and `ppid` its parent then, for a process gone from /proc before
-   * its mirror was made.
+   * its mirror was made. `using`: the process is using the emulator (a
+   * request on the mount, a watched call): its lives run their call trees.
    */
-  taskOf(pid: number, comm = '<...>', ppid = 0): Task {
+  taskOf(pid: number, comm = '<...>', ppid = 0, using = false): Task {
+    this.using = using ? pid : undefined;
+    const t = this.find(pid, comm, ppid);
+    this.using = undefined;
+    if (using) this.k.procs.quiet(t, false);
+    return t;
+  }
+
+  private find(pid: number, comm: string, ppid: number): Task {
     const known = this.k.tasks.process(pid);
     const m = known && this.mirrored.get(known);
     // A task someone else made (a test): not a mirror.
@@ -90,6 +101,7 @@ export class ProcessMirror {
   watch(t: Task): void {
     const m = this.mirrored.get(t);
     if (m) m.watched = true;
+    this.k.procs.quiet(t, false);
   }
 
   /** Whether `t` mirrors a process whose system calls are reported (see watch()). */
@@ -160,7 +172,11 @@ export class ProcessMirror {
     const leader = tgid !== pid ? this.k.tasks.process(tgid) : undefined;
     const t = this.k.procs.adopt({ pid, tgid, comm, ppid, cpu, prio, state: fresh ? 'R' : 'S' }, leader ?? (fresh && parent && tgid === parent.tgid ? parent : undefined));
     // A watched process's children are watched too (the seccomp filter is inherited).
-    this.mirrored.set(t, { startTime: info.startTime, watched: fresh && parent ? this.watched(parent) : false, execInferred: false });
+    const watched = fresh && parent ? this.watched(parent) : false;
+    this.mirrored.set(t, { startTime: info.startTime, watched, execInferred: false });
+    // The machine's other processes are followed, their lives' events fired, but their call trees are not run:
+    // under a tracer on every function each would cost thousands of calls, and the machine spawns them faster.
+    if (!watched && this.using !== pid) this.k.procs.quiet(t);
     return t;
   }
 

@@ -122,6 +122,8 @@ export class HostSyscalls {
   private readonly inFlight = new WeakSet<Task>();
   /** The kernel-side struct open_how / struct path the calls pass around. */
   private scratch?: { how: bigint; path: bigint };
+  /** Calls reported so far (the daemon's `load`). */
+  reported = 0;
 
   constructor(
     private readonly k: Kernel,
@@ -131,12 +133,13 @@ export class HostSyscalls {
 
   run(rec: HostSyscall): void {
     const k = this.k;
+    this.reported++;
     const call = CALLS[rec.nr];
     if (!call) return;
     // An exec runs when it is reported or inferred (procs.exec): what it learns here is the path as passed,
     // which /proc no longer tells once a short-lived program is gone.
     if (call.kind === 'exec' && rec.ret === 0 && rec.path) this.mirror.execCalled(rec.pid, rec.path);
-    const task = this.mirror.taskOf(rec.pid, rec.comm, rec.ppid);
+    const task = this.mirror.taskOf(rec.pid, rec.comm, rec.ppid, true);
     if (task.kthread || task.exited) return;
     // Its chdir()s are seen as they happen: none is inferred from a changed cwd.
     this.mirror.watch(task);

@@ -34,8 +34,29 @@ const MAX_CATCHUP = 8;
 
 const NO_FLAGS: ReadonlySet<string> = new Set();
 
-function node(name: string, kids: readonly PathNode[] = []): PathNode {
-  return { name, kids, rep: 1, chain: false };
+/** Interned call nodes: the same call (name and kids) is one object, so what the runner learned of it (subtree.ts) is kept. */
+class NodeCache {
+  private readonly byKey = new Map<string, PathNode>();
+  private readonly ids = new WeakMap<PathNode, number>();
+  private next = 1;
+
+  get(name: string, kids: readonly PathNode[]): PathNode {
+    const key = kids.length ? `${name}(${kids.map((k) => this.idOf(k)).join(',')})` : name;
+    let n = this.byKey.get(key);
+    if (!n) {
+      // Sampled work makes new combinations forever: a bounded cache, emptied when full.
+      if (this.byKey.size >= 20_000) this.byKey.clear();
+      n = { name, kids, rep: 1, chain: false };
+      this.byKey.set(key, n);
+    }
+    return n;
+  }
+
+  private idOf(n: PathNode): number {
+    let i = this.ids.get(n);
+    if (i === undefined) this.ids.set(n, (i = this.next++));
+    return i;
+  }
 }
 
 export class Activity {
@@ -43,6 +64,7 @@ export class Activity {
   private timer?: NodeJS.Timeout;
   private readonly rngs: Rng[];
   private readonly segs = new Map<string, number>();
+  private readonly nodes = new NodeCache();
   /** Per CPU: when the next scheduler tick is due while it runs something (ns). */
   private readonly nextTick: number[];
   private ticking = false;
@@ -56,6 +78,11 @@ export class Activity {
     this.rate = Math.max(0, opts.rate ?? 1);
     this.rngs = k.cpus.map((c) => rng.fork(`cpu${c.id}`));
     this.nextTick = k.cpus.map(() => 0);
+  }
+
+  /** A call of `name` with `kids` (interned). */
+  private node(name: string, kids: readonly PathNode[] = []): PathNode {
+    return this.nodes.get(name, kids);
   }
 
   get running(): boolean {
@@ -220,7 +247,7 @@ export class Activity {
         // Work items: a few sampled functions of the kernel's subsystems.
         for (let i = 1 + rng.int(3); i > 0; i--) {
           const f = this.sampler.next();
-          if (f) void k.runner.run([node('process_one_work', [f])], { ...ctx, holes: {} });
+          if (f) void k.runner.run([this.node('process_one_work', [f])], { ...ctx, holes: {} });
         }
         if (rng.chance(0.6)) void k.runner.run([this.allocWork(rng)], { ...ctx, holes: {} });
       }
@@ -233,19 +260,19 @@ export class Activity {
   private rcuBatch(rng: Rng): PathNode {
     const cbs: PathNode[] = [];
     const kinds = [
-      node('i_callback', [node('free_inode_nonrcu', [node('kmem_cache_free')])]),
-      node('__d_free', [node('kmem_cache_free')]),
-      node('delayed_put_pid', [node('put_pid', [node('kmem_cache_free')])]),
-      node('kfree_rcu_work', [node('kfree'), node('kfree')]),
+      this.node('i_callback', [this.node('free_inode_nonrcu', [this.node('kmem_cache_free')])]),
+      this.node('__d_free', [this.node('kmem_cache_free')]),
+      this.node('delayed_put_pid', [this.node('put_pid', [this.node('kmem_cache_free')])]),
+      this.node('kfree_rcu_work', [this.node('kfree'), this.node('kfree')]),
     ];
-    for (let n = 1 + rng.int(4); n > 0; n--) cbs.push(node('rcu_cblist_dequeue'), rng.pick(kinds));
-    return node('rcu_do_batch', cbs);
+    for (let n = 1 + rng.int(4); n > 0; n--) cbs.push(this.node('rcu_cblist_dequeue'), rng.pick(kinds));
+    return this.node('rcu_do_batch', cbs);
   }
 
   /** A work item that allocates and frees (most of them do). */
   private allocWork(rng: Rng): PathNode {
-    const alloc = rng.chance(0.5) ? [node('kmem_cache_alloc_noprof'), node('kmem_cache_free')] : [node('__kmalloc_cache_noprof'), node('kfree')];
-    return node('process_one_work', [node('vmstat_update', [node('refresh_cpu_vm_stats', [node('_raw_spin_lock'), ...alloc, node('_raw_spin_unlock')])])]);
+    const alloc = rng.chance(0.5) ? [this.node('kmem_cache_alloc_noprof'), this.node('kmem_cache_free')] : [this.node('__kmalloc_cache_noprof'), this.node('kfree')];
+    return this.node('process_one_work', [this.node('vmstat_update', [this.node('refresh_cpu_vm_stats', [this.node('_raw_spin_lock'), ...alloc, this.node('_raw_spin_unlock')])])]);
   }
 
   /** A timer interrupt in whatever `task` does now (a hardirq, then the softirqs it raised). */
@@ -259,8 +286,8 @@ export class Activity {
       const rng = this.rngs[cpu.id]!;
       const sirq = soft.length && rng.chance(0.5) ? [soft[rng.int(soft.length)]!] : [];
       // RCU callbacks whose grace period ended: objects freed from the RCU softirq.
-      if (rng.chance(0.35)) sirq.push(node('handle_softirqs', [node('rcu_core_si', [node('rcu_core', [node('rcu_segcblist_extract_done_cbs'), this.rcuBatch(rng)])])]));
-      const nodes: PathNode[] = [node('irq_enter_rcu'), ...timer, node('irq_exit_rcu', sirq), node('raw_irqentry_exit_cond_resched')];
+      if (rng.chance(0.35)) sirq.push(this.node('handle_softirqs', [this.node('rcu_core_si', [this.node('rcu_core', [this.node('rcu_segcblist_extract_done_cbs'), this.rcuBatch(rng)])])]));
+      const nodes: PathNode[] = [this.node('irq_enter_rcu'), ...timer, this.node('irq_exit_rcu', sirq), this.node('raw_irqentry_exit_cond_resched')];
       const ctx: RunCtx = { task, env: { task: task.addr, 'struct rq': cpu.rq }, flags: NO_FLAGS, holes: {} };
       this.guard(task, () => void k.runner.run(nodes, ctx, px));
     } finally {

@@ -111,6 +111,8 @@ export class Executor {
   entryReturn = 0n;
   /** Calls that returned to an address that was not their call site (a broken return hook). */
   corruptions = 0;
+  /** Function calls run so far (the daemon's `load`). */
+  calls = 0;
 
   constructor(private readonly deps: ExecutorDeps) {
     this.fentryPatched = new Uint8Array(deps.nrFunctions);
@@ -218,6 +220,7 @@ export class Executor {
 
   private run(x: Call, body: Body | undefined, savedSp: bigint): Value | Promise<Value> {
     const { task } = x;
+    this.calls++;
     task.frames.push(x);
     task.sp = x.regs.sp;
     const unwind = (): void => {

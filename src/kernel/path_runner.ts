@@ -102,8 +102,6 @@ export class PathRunner {
   /** Frames deeper than this are not entered (a runaway template). */
   maxDepth = 160;
 
-  /** Calls made through the executor by paths (for the daemon's statistics). */
-  calls = 0;
   /** Subtrees passed over because nothing could see them. */
   skipped = 0;
 
@@ -174,7 +172,6 @@ export class PathRunner {
   call(fn: KernelFunction, kids: readonly PathNode[] | Body, ctx: RunCtx, px: Call | undefined, chain = false, last = false, opRet?: OpReturn): Value | Promise<Value> {
     const { task } = ctx;
     if (task.frames.length >= this.maxDepth) return 0n;
-    this.calls++;
     if (this.deps.poll && (++this.counter & 15) === 0) this.deps.poll(task, px);
     const hook = this.deps.hooks.get(fn.name);
     const args = this.args(fn, ctx);

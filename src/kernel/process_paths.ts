@@ -33,12 +33,32 @@ export const PROCESS_HOOKED: readonly string[] = ['wake_up_new_task', 'kernel_cl
 const CLONE_THREAD_FLAGS = 0x3d0f00n;
 
 export class ProcessPaths {
+  /** Process lives run so far (the daemon's `load`). */
+  readonly counts = { forks: 0, execs: 0, exits: 0 };
+  /** Tasks whose lives fire their events but run no call trees (see quiet()). */
+  private readonly quietTasks = new WeakSet<Task>();
   /** Children that have not run yet: their first run starts in ret_from_fork. */
   private readonly fresh = new WeakSet<Task>();
   /** Each parent's struct kernel_clone_args (a local of __do_sys_clone: reused from fork to fork). */
   private readonly cloneArgs = new WeakMap<Task, bigint>();
 
   constructor(private readonly k: Kernel) {}
+
+  /**
+   * Whether `task`'s forks, execs and exits run their call trees when
+   * something observes them (default) or only fire their events: for the
+   * machine's processes the emulator merely follows, whose lives would cost
+   * it thousands of calls each under a tracer on every function.
+   */
+  quiet(task: Task, quiet = true): void {
+    if (quiet) this.quietTasks.add(task);
+    else this.quietTasks.delete(task);
+  }
+
+  /** Whether a life of `task` runs its call trees now. */
+  private deep(task: Task): boolean {
+    return !this.quietTasks.has(task) && this.k.deep();
+  }
 
   private ctx(task: Task, env: RunCtx['env'], hooks?: Map<string, FnHook>): RunCtx {
     void hooks;
@@ -92,6 +112,7 @@ export class ProcessPaths {
 
   /** `parent` forks `child` (a new process, or a thread when the tgids match). */
   fork(parent: Task, child: Task): void {
+    this.counts.forks++;
     const k = this.k;
     const thread = child.tgid === parent.tgid && child.pid !== child.tgid;
     child.state = 'R';
@@ -125,7 +146,8 @@ export class ProcessPaths {
     k.tracepoints.fire('sys_enter', k.context(parent), { id: nr, args: [flags, 0n, 0n, 0n, 0n, 0n] });
     let forked = false;
     let woken = false;
-    if (!k.deep()) {
+    // The fork runs in the parent; it is the business of either side's life.
+    if (!this.deep(parent) && !this.deep(child)) {
       fireFork();
       fireWakeupNew();
       k.tracepoints.fire('sys_exit', k.context(parent), { id: nr, ret: BigInt(child.pid) });
@@ -170,12 +192,13 @@ export class ProcessPaths {
     this.fresh.delete(child);
     const k = this.k;
     if (!k.observed()) return;
-    if (k.deep()) void k.runner.block('ret_from_fork', this.ctx(child, {}));
+    if (this.deep(child)) void k.runner.block('ret_from_fork', this.ctx(child, {}));
     k.tracepoints.fire('sys_exit', k.context(child), { id: SYSCALL_NR.clone ?? 56, ret: 0n });
   }
 
   /** `task` execs `filename`; its comm becomes `comm`. */
   exec(task: Task, filename: string, comm: string): void {
+    this.counts.execs++;
     const k = this.k;
     const oldComm = task.comm;
     task.exe = filename;
@@ -197,7 +220,7 @@ export class ProcessPaths {
       args: [ufile, user.stackBuffer(16), user.stackBuffer(16), 0n, 0n, 0n],
       user: (i: number, max: number) => (i === 0 ? task.mm?.read(ufile, Math.min(max, filename.length + 1)) : undefined),
     });
-    if (!k.deep()) {
+    if (!this.deep(task)) {
       fire();
       k.tracepoints.fire('sys_exit', k.context(task), { id: nr, ret: 0n });
       return;
@@ -227,6 +250,7 @@ export class ProcessPaths {
   exit(task: Task, code = 0): void {
     const k = this.k;
     if (task.exited) return;
+    this.counts.exits++;
     const fire = (): void => k.tracepoints.fire('sched_process_exit', k.context(task), { comm: task.comm, pid: task.pid, prio: task.prio, group_dead: task.pid === task.tgid });
     if (!k.observed()) {
       this.dead(task);
@@ -243,7 +267,7 @@ export class ProcessPaths {
         fired = true;
       },
     };
-    if (k.deep()) this.withHooks({ taskstats_exit: hook }, () => void k.runner.block('sys_exit_group', this.ctx(task, { code: BigInt(code) })));
+    if (this.deep(task)) this.withHooks({ taskstats_exit: hook }, () => void k.runner.block('sys_exit_group', this.ctx(task, { code: BigInt(code) })));
     if (!fired) fire();
     const cpu = k.sched.cpuOf(task);
     if (cpu.curr === task) k.sched.schedule(cpu, 'Z');
@@ -268,7 +292,7 @@ export class ProcessPaths {
       const nr = SYSCALL_NR.wait4 ?? 61;
       k.tracepoints.fire('sys_enter', k.context(parent), { id: nr, args: [BigInt.asUintN(64, -1n), 0n, 0n, 0n, 0n, 0n] });
       k.tracepoints.fire('sched_process_wait', k.context(parent), { comm: parent.comm, pid: 0, prio: parent.prio });
-      if (k.deep()) void k.runner.block('sys_wait4', this.ctx(parent, { p: child.addr, 'struct task_struct': child.addr }));
+      if (this.deep(parent)) void k.runner.block('sys_wait4', this.ctx(parent, { p: child.addr, 'struct task_struct': child.addr }));
       k.tracepoints.fire('sys_exit', k.context(parent), { id: nr, ret: BigInt(child.pid) });
     }
     this.free(child);
@@ -283,7 +307,7 @@ export class ProcessPaths {
       host.preemptCount += SOFTIRQ_OFFSET + SOFTIRQ_DISABLE_OFFSET;
       try {
         const fire = (): void => k.tracepoints.fire('sched_process_free', k.context(host), { comm: child.comm, pid: child.pid, prio: child.prio });
-        const fn = k.deep() ? k.runner.fn('delayed_put_task_struct') : undefined;
+        const fn = this.deep(child) ? k.runner.fn('delayed_put_task_struct') : undefined;
         const ctx = this.ctx(host, { p: child.addr, 'struct task_struct': child.addr, rhp: child.addr });
         if (fn) void k.runner.call(fn, () => fire(), ctx, undefined);
         else fire();

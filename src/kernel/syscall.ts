@@ -53,5 +53,15 @@ export interface Syscall {
   /** Resolves the path as the kernel's walk does: the node, or throws ENOENT/ENOTDIR/EACCES. */
   walk?: () => SyscallNode;
   /** The call's interruption (a signal): a failure then reads -ERESTARTSYS inside the kernel. */
-  signal?: AbortSignal;
+  signal?: Interruption;
+}
+
+/**
+ * A pending system call's interruption: its caller got a signal. What a
+ * sleeping file operation waits on besides its event (an AbortSignal is one).
+ */
+export interface Interruption {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, opts?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
 }

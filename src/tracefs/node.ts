@@ -3,7 +3,7 @@
  * ownership, and per-file operations shaped like `struct file_operations`.
  */
 import type { Caller } from '../kernel/caller.js';
-import type { FopNames } from '../kernel/syscall.js';
+import type { FopNames, Interruption } from '../kernel/syscall.js';
 import type { Task } from '../kernel/task.js';
 import { reportAdded, reportRemoved } from './tree_watch.js';
 
@@ -142,7 +142,7 @@ export interface FileOps {
   names?: FopNames;
   open?(f: OpenFile): void | Promise<void>;
   /** Returns at most `size` bytes from file position `pos`; empty at EOF. May wait (abort = interrupted). */
-  read?(f: OpenFile, size: number, pos: number, abort: AbortSignal): Buffer | Promise<Buffer>;
+  read?(f: OpenFile, size: number, pos: number, abort: Interruption): Buffer | Promise<Buffer>;
   /** Returns the number of bytes consumed. */
   write?(f: OpenFile, data: Buffer, pos: number): number | Promise<number>;
   release?(f: OpenFile): void;

@@ -23,6 +23,7 @@ import {
 } from './node.js';
 import { captureEventsOwners, MAY_EXEC, MAY_READ, MAY_WRITE, mayAccess, ownerOf } from './ownership.js';
 import { reportAttrs } from './tree_watch.js';
+import type { Interruption } from '../kernel/syscall.js';
 
 export interface Stat {
   ino: number;
@@ -65,7 +66,7 @@ export class Handle {
     this.file.flags = (this.file.flags & ~SETFL_MASK) | (flags & SETFL_MASK);
   }
 
-  read(size: number, pos: number, abort: AbortSignal = noAbort): Promise<Buffer> {
+  read(size: number, pos: number, abort: Interruption = noAbort): Promise<Buffer> {
     return this.fs.call(this.file.caller, { name: 'read', path: this.node.path, count: size, pos, file: this.file, node: this.node, signal: abort }, async () => {
       const { fops } = this.node;
       if (!this.file.readable) fail('EBADF');

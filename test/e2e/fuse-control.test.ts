@@ -9,13 +9,14 @@ import {
 } from '../../src/fuse/control.js';
 import '../../src/fuse/control_commands.js';
 import type { MountedTracefs } from '../../src/fuse/mount.js';
+import { RequestStats } from '../../src/fuse/request_stats.js';
 import { KernelError } from '../../src/kernel/errno.js';
 import { tempDir } from '../helpers/e2e.js';
 import { testEmulator } from '../helpers/emulator.js';
 
 function ctx(): ControlContext & { stopped: number } {
   const emulator = testEmulator({ series: '6.12' });
-  const mount: MountedTracefs = { mountpoint: '/x', fs: emulator.fs, openFiles: 3, unmount: async () => {}, ended: new Promise(() => {}), settled: async () => {} };
+  const mount: MountedTracefs = { mountpoint: '/x', fs: emulator.fs, openFiles: 3, unmount: async () => {}, ended: new Promise(() => {}), settled: async () => {}, requests: new RequestStats() };
   const c = {
     emulator,
     mount,
@@ -38,6 +39,27 @@ describe('control protocol', () => {
   it('answers status with the mount and the kernel series', async () => {
     const r = await handleControlRequest({ id: 7, cmd: 'status' }, ctx());
     expect(r).toMatchObject({ id: 7, ok: true, result: { mountpoint: '/x', series: '6.12', cpus: 2, openFiles: 3, options: '' } });
+  });
+
+  it("reports the daemon's load: CPU, memory, requests by kind with latency, the kernel's work", async () => {
+    const c = ctx();
+    c.mount.requests.record('read', 0.05);
+    c.mount.requests.record('read', 0.2);
+    c.mount.requests.record('open', 1.5);
+    await c.emulator.fs.readFile('tracing_on');
+    const r = (await handleControlRequest({ cmd: 'load' }, c)) as { ok: true; result: Record<string, any> };
+    expect(r.ok).toBe(true);
+    const { cpu, memory, requests, kernel } = r.result;
+    expect(cpu.userMs).toBeGreaterThan(0);
+    expect(memory.rss).toBeGreaterThan(0);
+    expect(Object.keys(requests)).toEqual(['open', 'read']);
+    expect(requests.read).toMatchObject({ count: 2, maxMs: 0.2 });
+    expect(requests.read.totalMs).toBeCloseTo(0.25);
+    expect(requests.read.p50Ms).toBeGreaterThanOrEqual(0.05);
+    expect(requests.read.p50Ms).toBeLessThan(0.07);
+    expect(requests.read.p99Ms).toBeGreaterThanOrEqual(0.2);
+    expect(kernel).toMatchObject({ forks: 0, execs: 0, exits: 0 });
+    expect(kernel.calls).toBeGreaterThanOrEqual(0);
   });
 
   it('remounts with tracefs options', async () => {

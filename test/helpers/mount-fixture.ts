@@ -7,6 +7,7 @@ import { fail, KernelError } from '../../src/kernel/errno.js';
 import { Dir, File, O_NONBLOCK, type OpenFile, POLLIN, POLLRDNORM } from '../../src/tracefs/node.js';
 import { Tracefs } from '../../src/tracefs/tracefs.js';
 import type { Caller } from '../../src/kernel/caller.js';
+import type { Interruption } from '../../src/kernel/syscall.js';
 
 export interface OpenRecord {
   file: string;
@@ -30,7 +31,7 @@ export class TestPipe {
     return this.data.length > 0;
   }
 
-  async read(size: number, abort: AbortSignal): Promise<Buffer> {
+  async read(size: number, abort: Interruption): Promise<Buffer> {
     while (!this.ready) {
       if (abort.aborted) throw new KernelError('EINTR');
       await new Promise<void>((ok) => {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { type ControlContext, handleControlRequest } from '../../src/fuse/control.js';
 import '../../src/fuse/control_commands.js';
+import { RequestStats } from '../../src/fuse/request_stats.js';
 import type { MountedTracefs } from '../../src/fuse/mount.js';
 import { Fprobe, registerFprobe } from '../../src/ftrace/fprobe.js';
 import { Ftrace } from '../../src/ftrace/ftrace.js';
@@ -21,6 +22,7 @@ function ctx(series: Series): ControlContext {
     unmount: async () => {},
     ended: new Promise(() => {}),
     settled: async () => {},
+    requests: new RequestStats(),
   };
   return { emulator, mount, state: { mountpoint: '/x', pid: process.pid, series, cpus: 2, seed: 1, options: '', socket: '', daemon: false, startedAt: 'now' }, shutdown() {} };
 }

@@ -44,7 +44,8 @@ describe('process mirror', () => {
     proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5 });
     const evs = recordEvents(k, SCHED_EVENTS);
     const calls = recordCalls(k, (n) => n === 'kernel_clone');
-    const t = host.mirror.taskOf(901, 'ping', 900);
+    // (as the watcher's replay asks: a process using the emulator)
+    const t = host.mirror.taskOf(901, 'ping', 900, true);
     expect(t.comm).toBe('ping');
     expect(t.ppid).toBe(900);
     expect(evs.find((e) => e.name === 'sched_process_fork')!.args).toMatchObject({ parent_pid: 900, child_pid: 901 });
@@ -153,6 +154,29 @@ describe('process mirror', () => {
     // A thread: same tgid, no wait by the parent.
     procEventLine(host.mirror, 'F 0 900 900 902 900');
     expect(k.tasks.process(902)!.tgid).toBe(900);
+  });
+
+  it("runs the call trees of the lives of processes that use the emulator, and only the events of the machine's others", () => {
+    const { k, proc, host, fs } = kernelEmu();
+    proc.set({ pid: 900, comm: 'bash', ppid: 1, startTime: 5 });
+    const evs = recordEvents(k, SCHED_EVENTS);
+    const calls = recordCalls(k, (n) => n === 'kernel_clone' || n === 'bprm_execve' || n === 'do_exit');
+    // a process somewhere on the machine: its events, none of its calls
+    procEventLine(host.mirror, 'F 1 900 900 901 901');
+    procEventLine(host.mirror, 'E 1 901 901 make\t/usr/bin/make');
+    procEventLine(host.mirror, 'X 1 901 901 0');
+    expect(inOrder(evs.map((e) => e.name), ['sched_process_fork', 'sched_process_exec', 'sched_process_exit'])).toBe(true);
+    expect(calls).toEqual([]);
+    // once bash makes a request on the mount, its lives run their trees, and so does the exec of a child it forks
+    void fs.stat('', { pid: 900, uid: 0, gid: 0 });
+    procEventLine(host.mirror, 'F 1 900 900 903 903');
+    expect(calls.map((c) => `${c.name}/${c.pid}`)).toEqual(['kernel_clone/900']);
+    // the child of a watched process is watched: its exec and exit run their trees
+    host.mirror.watch(k.tasks.process(900)!);
+    procEventLine(host.mirror, 'F 1 900 900 904 904');
+    procEventLine(host.mirror, 'E 1 904 904 cat\t/usr/bin/cat');
+    procEventLine(host.mirror, 'X 1 904 904 0');
+    expect(calls.map((c) => `${c.name}/${c.pid}`)).toEqual(['kernel_clone/900', 'kernel_clone/900', 'bprm_execve/904', 'do_exit/904']);
   });
 
   it('has kernel threads with stable pids, per CPU', () => {

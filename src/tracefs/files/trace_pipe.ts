@@ -8,6 +8,7 @@ import type { TraceArray } from '../../trace/trace_array.js';
 import { TraceIterator } from '../../trace/trace_iterator.js';
 import { O_NONBLOCK, POLLIN, POLLRDNORM, type FileOps, type OpenFile } from '../node.js';
 import { trFile } from './common.js';
+import type { Interruption } from '../../kernel/syscall.js';
 
 /** Largest text one trace_pipe read produces (TRACE_SEQ_BUFFER_SIZE - 1). */
 const PIPE_READ_MAX = 8191;
@@ -16,7 +17,7 @@ const PIPE_READ_MAX = 8191;
  * Sleeps until `ready()` holds, the buffers are woken, or the reader is
  * interrupted (EINTR). Resolves false when woken without `ready()`.
  */
-function waitOn(buffers: () => RingBuffer[], cpu: number, abort: AbortSignal): Promise<void> {
+function waitOn(buffers: () => RingBuffer[], cpu: number, abort: Interruption): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     if (abort.aborted) return reject(new KernelError('EINTR'));
     const unregs: (() => void)[] = [];

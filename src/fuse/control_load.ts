@@ -1,0 +1,29 @@
+/**
+ * The `load` control command: what the daemon has spent so far — its CPU
+ * time and memory, its FUSE requests by kind with their latency, what the
+ * emulated kernel ran (function calls, subtrees nobody could see, process
+ * lives), and what the machine reported. The selftests bench takes it before
+ * and after each test.
+ */
+import { performance } from 'node:perf_hooks';
+import { registerControlCommand } from './control.js';
+
+registerControlCommand('load', "the daemon's CPU time, memory, FUSE requests by kind, and the emulated kernel's work so far", (_args, ctx) => {
+  const cpu = process.cpuUsage();
+  const mem = process.memoryUsage();
+  const { kernel } = ctx.emulator;
+  return {
+    uptimeMs: process.uptime() * 1000,
+    cpu: { userMs: cpu.user / 1000, systemMs: cpu.system / 1000 },
+    eventLoop: performance.eventLoopUtilization(),
+    memory: { rss: mem.rss, heapUsed: mem.heapUsed },
+    requests: ctx.mount.requests.report(),
+    kernel: {
+      calls: kernel.exec.calls,
+      unseenSubtrees: kernel.runner.skipped,
+      ...kernel.procs.counts,
+      tasks: [...kernel.tasks.all()].length,
+    },
+    host: ctx.host?.reported,
+  };
+});
