@@ -91,8 +91,14 @@ export class Handle {
     return this.fs.call(this.file.caller, { name: 'poll', path: this.node.path, file: this.file, node: this.node }, () => fops.poll!(this.file, wake));
   }
 
+  /**
+   * The last close: in the task that opened the file, without mapping the
+   * caller again. FUSE sends RELEASE asynchronously, so what the machine
+   * reported meanwhile (another process's calls, already written to the host
+   * events) happened after this close on a real kernel: it is not run first.
+   */
   release(): void {
-    this.fs.call(this.file.caller, { name: 'close', path: this.node.path, file: this.file, node: this.node }, () => this.node.fops.release?.(this.file));
+    this.fs.kernel.syscall(this.file.task, { name: 'close', path: this.node.path, file: this.file, node: this.node }, () => this.node.fops.release?.(this.file));
   }
 }
 

@@ -6,9 +6,15 @@
  * selftests kprobe_args_user.tc, add_remove_eprobe.tc and
  * event-filter-function.tc see them on a real kernel.
  */
+import { closeSync, constants, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { HostDriver } from '../../src/host/driver.js';
 import { hostEventLine } from '../../src/host/events.js';
 import { parseHostSyscall } from '../../src/host/syscalls.js';
+import { O_RDONLY } from '../../src/tracefs/node.js';
+import { Tracefs } from '../../src/tracefs/tracefs.js';
 import { kernelEmu } from '../helpers/kernel.js';
 import { echo, traceLines } from '../helpers/tracefs.js';
 
@@ -198,5 +204,36 @@ describe.each(['7.2', '6.12'] as const)('watched system calls outside the mount 
     await fs.readFile('README', CHILD);
     await w('events/syscalls/sys_enter_chdir/enable', '0');
     expect((await lines()).filter((l) => l.includes('sys_chdir('))).toEqual([]);
+  });
+});
+
+describe('the order of a release and what the machine reported meanwhile', () => {
+  it("a trace reader's close is not overtaken by the calls reported while FUSE's release was on its way (pause-on-trace)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'tfe-order-'));
+    const fifo = join(dir, 'events');
+    const e = kernelEmu();
+    const host = new HostDriver(e.kernel, { proc: e.proc, eventsFifo: fifo });
+    // the emulator's requests map their callers through this driver, as the daemon's do
+    const fs = new Tracefs(e.fs.root, e.kernel, e.fs.sb, host.taskOf);
+    host.start();
+    const writer = openSync(fifo, constants.O_WRONLY);
+    try {
+      e.proc.set({ pid: SH.pid, comm: 'sh', ppid: 1, startTime: 1, cwd: '/sys/kernel/tracing' });
+      const w = (path: string, text: string) => echo(fs, path, text, false, SH);
+      await w('options/pause-on-trace', '1');
+      await w('events/syscalls/sys_enter_openat/enable', '1');
+      const grep = await fs.open('trace', O_RDONLY, { pid: 4400, uid: 0, gid: 0 });
+      await grep.read(65536, 0);
+      // grep has closed trace and exited, ls opened a file; FUSE's RELEASE of grep's trace comes only now
+      writeSync(writer, line({ pid: 4401, nr: 257, ret: 3, args: [AT_FDCWD, 0x5000n, 0o2204000n], dev: '254:1', ino: 9, mode: 0o40700, s0: '/tmp/dir', abs: '/tmp/dir', comm: 'ls' }) + '\n');
+      grep.release();
+      await w('tracing_on', '0');
+      const got = traceLines(await fs.readFile('trace', SH)).filter((l) => l.includes('ls-4401'));
+      expect(got).toHaveLength(1);
+    } finally {
+      closeSync(writer);
+      host.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
