@@ -95,7 +95,7 @@ export class Kprobe {
     return (this.flags & KPROBE_FLAG_FTRACE) !== 0;
   }
 
-  /** Its own OPTIMIZED flag as last settled; `Kprobes.isOptimized(p)` asks the optimizer (and sees aggregates). */
+  /** Its own OPTIMIZED flag (set when queued for the optimizer); `Kprobes.isOptimized(p)` tells whether the jump is in (and sees aggregates). */
   get optimized(): boolean {
     return (this.flags & KPROBE_FLAG_OPTIMIZED) !== 0;
   }
@@ -573,9 +573,10 @@ export class Kprobes {
   }
 
   /**
-   * optimize_kprobe(): an armed int3 probe without post handlers is queued
-   * for the optimizer, which replaces it with a jump 5 jiffies later (if the
-   * function has room for one). Until then hits come through int3.
+   * optimize_kprobe(): an armed int3 probe without post handlers is marked
+   * OPTIMIZED and queued for the optimizer (kprobes/list shows it at once),
+   * which replaces int3 with a jump 5 jiffies later (if the function has
+   * room for one). Until then hits come through int3.
    */
   private optimize(s: KprobeSlot): void {
     if (s.flags & (KPROBE_FLAG_FTRACE | KPROBE_FLAG_DISABLED | KPROBE_FLAG_GONE | KPROBE_FLAG_OPTIMIZED)) return;
@@ -583,6 +584,7 @@ export class Kprobes {
     const fn = s instanceof AggrKprobe ? s.fn : s.fn!;
     const offset = s instanceof AggrKprobe ? s.fnOffset : s.fnOffset;
     if (offset + JMP32_INSN_SIZE > fn.size) return;
+    s.flags |= KPROBE_FLAG_OPTIMIZED;
     s.optimizeAt = this.kernel.clock.now() + OPTIMIZE_DELAY_NS;
   }
 
@@ -591,12 +593,9 @@ export class Kprobes {
     s.optimizeAt = -1;
   }
 
-  /** kprobe_optimizer(): a queued probe whose delay has passed is optimized now. */
+  /** kprobe_optimizer(): a queued probe whose delay has passed has its jump now. */
   private settle(s: KprobeSlot): void {
-    if (s.optimizeAt >= 0 && this.kernel.clock.now() >= s.optimizeAt) {
-      s.optimizeAt = -1;
-      s.flags |= KPROBE_FLAG_OPTIMIZED;
-    }
+    if (s.optimizeAt >= 0 && this.kernel.clock.now() >= s.optimizeAt) s.optimizeAt = -1;
   }
 
   /**
@@ -608,7 +607,7 @@ export class Kprobes {
     const s = this.validSlot(p);
     if (!s) return false;
     this.settle(s);
-    return (s.flags & KPROBE_FLAG_OPTIMIZED) !== 0;
+    return (s.flags & KPROBE_FLAG_OPTIMIZED) !== 0 && s.optimizeAt < 0;
   }
 
   /** arm_all_kprobes() / disarm_all_kprobes() (debugfs kprobes/enabled). */
@@ -717,7 +716,6 @@ export class Kprobes {
 
   /** /sys/kernel/debug/kprobes/list. */
   listText(): string {
-    for (const s of this.slots()) this.settle(s);
     return renderKprobeList(this.kernel.symbols, this.slots());
   }
 }
