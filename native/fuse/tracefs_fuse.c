@@ -567,23 +567,24 @@ static void fill_stat(const double *a, struct stat *st) {
   }
 }
 
+/* A reply function's start: its arguments, and the request of the slot in the first (none: answered already). */
+#define REPLY_ARGS(n)                                \
+  size_t argc = (n);                                 \
+  napi_value argv[(n)];                              \
+  session_t *s = unwrap(env, info, &argc, argv);     \
+  fuse_req_t req = req_of(env, s, argv[0]);          \
+  if (!req) return NULL
+
 /* replyErr(slot, errno) */
 static napi_value js_reply_err(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  session_t *s = unwrap(env, info, &argc, argv);
-  fuse_req_t req = req_of(env, s, argv[0]);
-  if (req) fuse_reply_err(req, i32(env, argv[1]));
+  REPLY_ARGS(2);
+  fuse_reply_err(req, i32(env, argv[1]));
   return NULL;
 }
 
 /* replyEntry(slot): the entry in the attrs array. */
 static napi_value js_reply_entry(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  session_t *s = unwrap(env, info, &argc, argv);
-  fuse_req_t req = req_of(env, s, argv[0]);
-  if (!req) return NULL;
+  REPLY_ARGS(1);
   struct fuse_entry_param e;
   memset(&e, 0, sizeof e);
   fill_stat(s->attrs, &e.attr);
@@ -597,11 +598,7 @@ static napi_value js_reply_entry(napi_env env, napi_callback_info info) {
 
 /* replyAttr(slot): the attributes in the attrs array. */
 static napi_value js_reply_attr(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  session_t *s = unwrap(env, info, &argc, argv);
-  fuse_req_t req = req_of(env, s, argv[0]);
-  if (!req) return NULL;
+  REPLY_ARGS(1);
   struct stat st;
   fill_stat(s->attrs, &st);
   fuse_reply_attr(req, &st, s->attrs[R_ATTR_TIMEOUT]);
@@ -610,35 +607,22 @@ static napi_value js_reply_attr(napi_env env, napi_callback_info info) {
 
 /* replyOpen(slot, fh, directIo, keepCache, nonseekable) */
 static napi_value js_reply_open(napi_env env, napi_callback_info info) {
-  size_t argc = 5;
-  napi_value argv[5];
-  session_t *s = unwrap(env, info, &argc, argv);
-  fuse_req_t req = req_of(env, s, argv[0]);
-  if (!req) return NULL;
+  REPLY_ARGS(5);
   struct fuse_file_info fi;
   memset(&fi, 0, sizeof fi);
   fi.fh = (uint64_t)f64(env, argv[1]);
   fi.direct_io = i32(env, argv[2]) != 0;
   fi.keep_cache = i32(env, argv[3]) != 0;
   fi.nonseekable = i32(env, argv[4]) != 0;
-  if (fuse_reply_open(req, &fi) == -ENOENT) {
-    /* The caller gave up meanwhile: the kernel will send no release for it. */
-    napi_value r;
-    napi_get_boolean(env, false, &r);
-    return r;
-  }
+  /* ENOENT: the caller gave up meanwhile, and the kernel will send no release for it. */
   napi_value r;
-  napi_get_boolean(env, true, &r);
+  napi_get_boolean(env, fuse_reply_open(req, &fi) != -ENOENT, &r);
   return r;
 }
 
 /* replyData(slot, buffer, length) */
 static napi_value js_reply_data(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  session_t *s = unwrap(env, info, &argc, argv);
-  fuse_req_t req = req_of(env, s, argv[0]);
-  if (!req) return NULL;
+  REPLY_ARGS(3);
   void *data = NULL;
   size_t len = 0;
   napi_get_buffer_info(env, argv[1], &data, &len);
@@ -650,31 +634,21 @@ static napi_value js_reply_data(napi_env env, napi_callback_info info) {
 
 /* replyWrite(slot, count) */
 static napi_value js_reply_write(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  session_t *s = unwrap(env, info, &argc, argv);
-  fuse_req_t req = req_of(env, s, argv[0]);
-  if (req) fuse_reply_write(req, (size_t)f64(env, argv[1]));
+  REPLY_ARGS(2);
+  fuse_reply_write(req, (size_t)f64(env, argv[1]));
   return NULL;
 }
 
 /* replyPoll(slot, revents) */
 static napi_value js_reply_poll(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  session_t *s = unwrap(env, info, &argc, argv);
-  fuse_req_t req = req_of(env, s, argv[0]);
-  if (req) fuse_reply_poll(req, (unsigned)i32(env, argv[1]));
+  REPLY_ARGS(2);
+  fuse_reply_poll(req, (unsigned)i32(env, argv[1]));
   return NULL;
 }
 
 /* replyStatfs(slot, bsize, namemax) */
 static napi_value js_reply_statfs(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  session_t *s = unwrap(env, info, &argc, argv);
-  fuse_req_t req = req_of(env, s, argv[0]);
-  if (!req) return NULL;
+  REPLY_ARGS(3);
   struct statvfs sv;
   memset(&sv, 0, sizeof sv);
   sv.f_bsize = sv.f_frsize = (unsigned long)i32(env, argv[1]);
@@ -688,11 +662,7 @@ static napi_value js_reply_statfs(napi_env env, napi_callback_info info) {
  * `offset` on that fit in `size` bytes (offsets are indexes + 1).
  */
 static napi_value js_reply_dir(napi_env env, napi_callback_info info) {
-  size_t argc = 6;
-  napi_value argv[6];
-  session_t *s = unwrap(env, info, &argc, argv);
-  fuse_req_t req = req_of(env, s, argv[0]);
-  if (!req) return NULL;
+  REPLY_ARGS(6);
   uint32_t count = 0;
   napi_get_array_length(env, argv[1], &count);
   double *inos = NULL;
