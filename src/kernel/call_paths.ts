@@ -39,15 +39,15 @@ export class CallPaths {
   }
 
   static parse(text: string): CallPaths {
-    const blocks = new Map<string, PathNode[]>();
     type Raw = { name: string; kids: Raw[]; rep: number; flag?: string };
+    const blocks = new Map<string, Raw[]>();
     let top: Raw[] | undefined;
     const stack: Raw[] = [];
     for (const line of text.split('\n')) {
       if (!line || line.startsWith('#')) continue;
       if (line.startsWith('@')) {
         top = [];
-        blocks.set(line.slice(1).trim(), top as unknown as PathNode[]);
+        blocks.set(line.slice(1).trim(), top);
         stack.length = 0;
         continue;
       }
@@ -74,7 +74,7 @@ export class CallPaths {
       return { name: r.name, kids, rep: r.rep, flag: r.flag, chain };
     };
     const out = new Map<string, PathNode[]>();
-    for (const [k, v] of blocks) out.set(k, (v as unknown as Raw[]).map(finish));
+    for (const [k, v] of blocks) out.set(k, v.map(finish));
     return new CallPaths(out);
   }
 }
