@@ -10,8 +10,7 @@
 import { Fprobe, registerFprobe } from '../src/ftrace/fprobe.js';
 import { Ftrace } from '../src/ftrace/ftrace.js';
 import { collectHookStats } from '../src/ftrace/hook_stats.js';
-import { Kprobes, Kretprobe } from '../src/ftrace/kprobes.js';
-import { ftraceTask } from '../src/ftrace/task_state.js';
+import { Kretprobe } from '../src/ftrace/kprobes.js';
 import type { Call } from '../src/kernel/executor.js';
 import { Kernel } from '../src/kernel/kernel.js';
 import { THREAD_SIZE } from '../src/kernel/kmem.js';
@@ -65,18 +64,18 @@ function backendOf(kernel: Kernel, kind: ProbeKind): string {
 }
 
 /** Registers `n` return probes of a kind on n distinct functions; returns the handler hit counter. */
-function attach(kernel: Kernel, kind: ProbeKind, names: readonly string[]): { hits: () => number; missed: () => number } {
+function attach(ftrace: Ftrace, kind: ProbeKind, names: readonly string[]): { hits: () => number; missed: () => number } {
   let hits = 0;
   const fps: Fprobe[] = [];
   const rps: Kretprobe[] = [];
   for (const name of names) {
     if (kind === 'fprobe-exit') {
       const fp = new Fprobe({ exit: () => void hits++ });
-      registerFprobe(kernel, fp, [name]);
+      registerFprobe(ftrace, fp, [name]);
       fps.push(fp);
     } else {
       const rp = new Kretprobe({ symbol: name, handler: () => void hits++ });
-      Kprobes.of(kernel).registerKretprobe(rp);
+      ftrace.kprobes.registerKretprobe(rp);
       rps.push(rp);
     }
   }
@@ -100,11 +99,12 @@ function probeTargets(kernel: Kernel, n: number): string[] {
 export function runFootprint(series: Series, kind: ProbeKind, o: MemoryOptions): FootprintResult {
   const kernel = new Kernel({ series, cpus: o.cpus });
   for (let i = 0; i < o.tasks; i++) newTask(kernel, 10_000 + i);
+  const ftrace = new Ftrace(kernel);
   const names = probeTargets(kernel, o.probes);
   const t0 = now();
-  attach(kernel, kind, names);
+  attach(ftrace, kind, names);
   const registerMs = now() - t0;
-  const s = collectHookStats(kernel, { perTaskLimit: 0 });
+  const s = collectHookStats(ftrace, { perTaskLimit: 0 });
   return {
     series,
     kind,
@@ -118,9 +118,10 @@ export function runFootprint(series: Series, kind: ProbeKind, o: MemoryOptions):
 
 export async function runMisses(series: Series, kind: ProbeKind, scenario: 'recursion' | 'concurrent', o: MemoryOptions): Promise<MissResult> {
   const kernel = new Kernel({ series, cpus: o.cpus });
-  const exec = Ftrace.of(kernel).exec;
+  const ftrace = new Ftrace(kernel);
+  const exec = ftrace.exec;
   const fn = scenario === 'recursion' ? 'dput' : 'vfs_read';
-  const probe = attach(kernel, kind, [fn]);
+  const probe = attach(ftrace, kind, [fn]);
   let calls = 0;
   let overrun = 0;
   if (scenario === 'recursion') {
@@ -131,7 +132,7 @@ export async function runMisses(series: Series, kind: ProbeKind, scenario: 'recu
       return x ? x.call(fn, [], body) : exec.call(task, fn, [], body);
     };
     go(null, o.depth);
-    overrun = ftraceTask(task).traceOverrun;
+    overrun = ftrace.tasks.of(task).traceOverrun;
   } else {
     let open!: () => void;
     const gate = new Promise<void>((r) => (open = r));

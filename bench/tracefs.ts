@@ -14,7 +14,6 @@ import { join } from 'node:path';
 import { mountTracefs } from '../src/fuse/mount.js';
 import { HostDriver } from '../src/host/driver.js';
 import { createEmulator } from '../src/index.js';
-import { executorOf } from '../src/ftrace/kernel_seam.js';
 import { SERIES, type Series } from '../src/kernel/series.js';
 import { Task } from '../src/kernel/task.js';
 import { fmt, now, percentile, table } from './table.js';
@@ -113,7 +112,7 @@ async function seriesBench(series: Series, o: TracefsBenchOptions): Promise<{ la
     const kernel = emu.kernel;
     const task = kernel.tasks.add(new Task(31000, 31000, 'bench', 1));
     task.sp = 0xffffc90000800000n;
-    const exec = executorOf(kernel);
+    const exec = kernel.exec;
     const leaf = kernel.symbols.byName('bpf_get_numa_node_id')[0];
     for (let i = 0; i < o.events; i++) exec.call(task, leaf);
     await writeFile(f('tracing_on'), '0\n');

@@ -11,7 +11,7 @@
  */
 import { Fprobe, registerFprobe } from '../src/ftrace/fprobe.js';
 import { Ftrace } from '../src/ftrace/ftrace.js';
-import { Kprobe, Kprobes, Kretprobe } from '../src/ftrace/kprobes.js';
+import { Kprobe, Kretprobe } from '../src/ftrace/kprobes.js';
 import type { Call } from '../src/kernel/executor.js';
 import { Kernel } from '../src/kernel/kernel.js';
 import type { Series } from '../src/kernel/series.js';
@@ -46,7 +46,8 @@ const LEAF = 'bpf_get_numa_node_id';
 
 export function runTrigger(series: Series, variant: TriggerVariant, o: TriggerOptions): TriggerResult {
   const kernel = new Kernel({ series, cpus: 2 });
-  const exec = Ftrace.of(kernel).exec;
+  const ftrace = new Ftrace(kernel);
+  const exec = ftrace.exec;
   const task = kernel.tasks.add(new Task(1000, 1000, 'bench', 1));
   task.sp = 0xffffc90000400000n;
   const leaf = kernel.symbols.byName(LEAF)[0];
@@ -60,13 +61,13 @@ export function runTrigger(series: Series, variant: TriggerVariant, o: TriggerOp
       break;
     case 'kprobe': {
       const p = new Kprobe({ symbol: LEAF, pre: count });
-      Kprobes.of(kernel).register(p);
+      ftrace.kprobes.register(p);
       missed = () => p.nmissed;
       break;
     }
     case 'kretprobe': {
       const rp = new Kretprobe({ symbol: LEAF, handler: count });
-      Kprobes.of(kernel).registerKretprobe(rp);
+      ftrace.kprobes.registerKretprobe(rp);
       missed = () => rp.nmissed;
       break;
     }
@@ -76,11 +77,11 @@ export function runTrigger(series: Series, variant: TriggerVariant, o: TriggerOp
     case 'kretprobe-multi-all': {
       const ret = variant.startsWith('kretprobe');
       const fp = new Fprobe(ret ? { exit: count } : { entry: count });
-      registerFprobe(kernel, fp, [LEAF]);
+      registerFprobe(ftrace, fp, [LEAF]);
       missed = () => fp.nmissed;
       if (variant.endsWith('-all')) {
         const all = new Fprobe(ret ? { exit: () => {} } : { entry: () => {} });
-        registerFprobe(kernel, all, o.allGlob);
+        registerFprobe(ftrace, all, o.allGlob);
         allFunctions = all.functions.length;
       }
       break;

@@ -8,7 +8,6 @@ import { fileURLToPath } from 'node:url';
 import {
   DEFAULT_SERIES,
   Fprobe,
-  Kprobes,
   Kretprobe,
   collectHookStats,
   createEmulator,
@@ -20,7 +19,7 @@ import {
 } from '../src/index.js';
 
 export async function main(series: Series = DEFAULT_SERIES): Promise<string> {
-  const { kernel, fs } = createEmulator({ series, cpus: 4, callPaths: true });
+  const { kernel, ftrace, fs } = createEmulator({ series, cpus: 4, callPaths: true });
   const out: string[] = [];
   const name = (addr: bigint) => {
     const l = kernel.symbols.lookup(addr);
@@ -47,12 +46,12 @@ export async function main(series: Series = DEFAULT_SERIES): Promise<string> {
       void regs.ax;
     },
   });
-  registerFprobe(kernel, fp, 'vfs_read seq_read*');
+  registerFprobe(ftrace, fp, 'vfs_read seq_read*');
 
   // A kretprobe with room for two calls in flight: its handler sees the caller.
   const callers = new Set<string>();
   const rp = new Kretprobe({ symbol: 'vfs_read', maxactive: 2, name: 'lab/vfs_read', handler: (ri) => void callers.add(name(ri.retAddr)) });
-  Kprobes.of(kernel).registerKretprobe(rp);
+  ftrace.kprobes.registerKretprobe(rp);
 
   // Drive it: this process reads tracefs files, which runs the kernel's read path.
   const me = { pid: process.pid, uid: 0, gid: 0 };
@@ -65,9 +64,9 @@ export async function main(series: Series = DEFAULT_SERIES): Promise<string> {
   for (const [fn, ns] of latency) out.push(`  ${fn}: ${ns.length} calls`);
   out.push(`kretprobe vfs_read: ${rp.nhit} returns, ${rp.nmissed} missed, callers: ${[...callers].join(' ')}`);
   out.push('');
-  out.push(formatHookStats(collectHookStats(kernel, { perTaskLimit: 3 })));
-  unregisterFprobe(kernel, fp);
-  Kprobes.of(kernel).unregisterKretprobe(rp);
+  out.push(formatHookStats(collectHookStats(ftrace, { perTaskLimit: 3 })));
+  unregisterFprobe(ftrace, fp);
+  ftrace.kprobes.unregisterKretprobe(rp);
   return out.join('\n');
 }
 

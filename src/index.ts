@@ -1,5 +1,6 @@
 /** tracefs-emu as a library: an emulated kernel, its tracing, and the tracefs over them. */
 import { availableParallelism } from 'node:os';
+import type { Ftrace } from './ftrace/ftrace.js';
 import { pidTasks, type TaskOf } from './kernel/caller.js';
 import { Kernel, type KernelOptions } from './kernel/kernel.js';
 import { Tracing } from './trace/tracing.js';
@@ -23,6 +24,8 @@ export interface EmulatorOptions extends KernelOptions {
 export interface Emulator {
   kernel: Kernel;
   tracing: Tracing;
+  /** The ftrace core (tracing's): kprobes, fprobes, fgraph, rethook. */
+  ftrace: Ftrace;
   fs: Tracefs;
   /** The emulated debugfs (/sys/kernel/debug: kprobes/…), served beside the tracefs. */
   debugfs: Tracefs;
@@ -36,8 +39,9 @@ export function createEmulator(opts: EmulatorOptions = {}): Emulator {
   const taskOf = opts.callers?.(kernel) ?? pidTasks(kernel);
   const tracing = new Tracing(kernel);
   const fs = buildTracefs(tracing, opts.sb, taskOf);
-  const debugfs = buildDebugfs(kernel, { kprobes: kprobesDebugView(kernel), taskOf });
-  return { kernel, tracing, fs, debugfs, taskOf };
+  const { ftrace } = tracing;
+  const debugfs = buildDebugfs(kernel, { kprobes: kprobesDebugView(ftrace), taskOf });
+  return { kernel, tracing, ftrace, fs, debugfs, taskOf };
 }
 
 export { Kernel } from './kernel/kernel.js';
@@ -45,6 +49,7 @@ export { KernelError, errno } from './kernel/errno.js';
 export type { Caller, TaskOf } from './kernel/caller.js';
 export { Tracefs, Handle } from './tracefs/tracefs.js';
 export { Tracing } from './trace/tracing.js';
+export { Ftrace } from './ftrace/ftrace.js';
 export { buildDebugfs, type KprobesDebugView } from './tracefs/debugfs.js';
 export { Kprobe, Kretprobe, Kprobes, type KprobeSpec, type KretprobeInstance } from './ftrace/kprobes.js';
 export { Fprobe, registerFprobe, unregisterFprobe, enableFprobe, disableFprobe, type FprobeEntry, type FprobeExit } from './ftrace/fprobe.js';

@@ -10,10 +10,9 @@ import { fail } from '../kernel/errno.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { PtRegs } from '../kernel/regs.js';
 import type { Task } from '../kernel/task.js';
-import { Ftrace } from './ftrace.js';
+import type { Ftrace } from './ftrace.js';
 import { hashContains, type FuncHash } from './ftrace_hash.js';
 import { FTRACE_OPS_FL_GRAPH, FTRACE_OPS_FL_PID, FtraceOps, type FtracePidFilter } from './ftrace_ops.js';
-import { taskLifecycle } from './kernel_seam.js';
 import { ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from './recursion.js';
 import {
   FGRAPH_ARRAY_SIZE,
@@ -33,7 +32,7 @@ import {
   wordOffset,
   wordType,
 } from './shadow_stack.js';
-import { ftraceTask, peekFtraceTask, type FtraceTaskState } from './task_state.js';
+import type { FtraceTaskState, FtraceTasks } from './task_state.js';
 
 /** struct ftrace_graph_ent. */
 export interface FgraphEnt {
@@ -101,15 +100,9 @@ export class FgraphOps {
   }
 }
 
-const instances = new WeakMap<Kernel, Fgraph>();
-
-/** The kernel's static tracepoints, when it has them (kernel.tracepoints). */
-interface TracepointsSeam {
-  register(name: string, probe: (ctx: never, args: never) => void, prio?: number): void;
-}
-
 export class Fgraph {
-  readonly ftrace: Ftrace;
+  readonly kernel: Kernel;
+  private readonly tasks: FtraceTasks;
   /** graph_ops: the one ftrace_ops through which every fgraph_ops traces. */
   readonly graphOps: FtraceOps;
   private readonly array: (FgraphOps | null)[] = new Array(FGRAPH_ARRAY_SIZE).fill(null);
@@ -126,21 +119,16 @@ export class Fgraph {
   /** fgraph_no_sleep_time: users wanting sleep time left out of durations. */
   noSleepTime = 0;
 
-  static of(kernel: Kernel): Fgraph {
-    let g = instances.get(kernel);
-    if (!g) instances.set(kernel, (g = new Fgraph(kernel)));
-    return g;
-  }
-
-  private constructor(readonly kernel: Kernel) {
-    this.ftrace = Ftrace.of(kernel);
+  constructor(readonly ftrace: Ftrace) {
+    const kernel = (this.kernel = ftrace.kernel);
+    this.tasks = ftrace.tasks;
     this.returnToHandler = kernel.symbols.lookupName('return_to_handler')?.addr ?? 0xffffffff81000000n;
     this.graphOps = new FtraceOps({
       func: (ip, _parentIp, _op, regs, task, id) => this.graphFunc(ip, regs, task, id),
       funcSym: 'ftrace_graph_func',
     });
     this.ftrace.exec.trampolines.set(this.returnToHandler, (regs, task) => this.returnToHandlerCall(regs, task));
-    const life = taskLifecycle(kernel);
+    const life = kernel.taskLifecycle;
     life.forked.add((child) => this.initTask(child));
     life.exited.add((task) => this.exitTask(task));
   }
@@ -237,9 +225,8 @@ export class Fgraph {
   private startGraphTracing(): void {
     for (const t of this.kernel.tasks.idle) this.giveStack(t);
     for (const t of this.kernel.tasks.all()) this.giveStack(t);
-    const tps = (this.kernel as unknown as { tracepoints?: TracepointsSeam }).tracepoints;
-    if (tps && !this.watchingSwitches) {
-      tps.register('sched_switch', this.onSwitch);
+    if (!this.watchingSwitches) {
+      this.kernel.tracepoints.register('sched_switch', this.onSwitch);
       this.watchingSwitches = true;
     }
   }
@@ -252,15 +239,15 @@ export class Fgraph {
     const now = this.kernel.clock.now();
     const prev = args.prev_pid !== undefined ? this.kernel.tasks.get(args.prev_pid) : undefined;
     const next = args.next_pid !== undefined ? this.kernel.tasks.get(args.next_pid) : undefined;
-    if (prev) ftraceTask(prev).ftraceTimestamp = now;
+    if (prev) this.tasks.of(prev).ftraceTimestamp = now;
     if (!next) return;
-    const st = ftraceTask(next);
+    const st = this.tasks.of(next);
     if (!st.ftraceTimestamp) return;
     st.ftraceSleeptime += now - st.ftraceTimestamp;
   };
 
   private giveStack(task: Task): void {
-    const st = ftraceTask(task);
+    const st = this.tasks.of(task);
     if (st.retStack) return;
     st.retStack = newShadowStack();
     st.currRetStack = 0;
@@ -274,14 +261,14 @@ export class Fgraph {
   /** init_task_vars(): a new fgraph_ops starts with its task variable zeroed everywhere. */
   private initTaskVars(idx: number): void {
     for (const t of this.stacks) {
-      const s = peekFtraceTask(t)?.retStack;
+      const s = this.tasks.peek(t)?.retStack;
       if (s) s[TASK_VARS + idx] = 0n;
     }
   }
 
   /** ftrace_graph_init_task(): a forked task gets a stack while fgraph is in use. */
   initTask(task: Task): void {
-    const st = ftraceTask(task);
+    const st = this.tasks.of(task);
     st.retStack = null;
     st.currRetStack = 0;
     st.currRetDepth = -1;
@@ -290,7 +277,7 @@ export class Fgraph {
 
   /** ftrace_graph_exit_task(): the stack is freed with its task. */
   exitTask(task: Task): void {
-    const st = peekFtraceTask(task);
+    const st = this.tasks.peek(task);
     if (st) st.retStack = null;
     this.stacks.delete(task);
     this.exited.add(task);
@@ -303,7 +290,7 @@ export class Fgraph {
 
   /** The task's fgraph state, giving it a stack if it was never seen while fgraph was active. */
   private taskState(task: Task): FtraceTaskState {
-    const st = ftraceTask(task);
+    const st = this.tasks.of(task);
     if (!st.retStack && this.active && !this.stacks.has(task) && !this.exited.has(task)) this.giveStack(task);
     return st;
   }
@@ -323,7 +310,7 @@ export class Fgraph {
 
   /** function_graph_enter_regs(): 0 when the return is to be hooked. `id` is the function's (-1: look it up). */
   enter(ret: bigint, func: bigint, retp: bigint, regs: PtRegs, task: Task, id = -1): number {
-    const bit = ftraceTestRecursionTrylock(task);
+    const bit = ftraceTestRecursionTrylock(this.tasks, task);
     if (bit < 0) return -1;
     const st = this.taskState(task);
     try {
@@ -357,7 +344,7 @@ export class Fgraph {
       st.retStack![offset] = bitmapWord(bitmap | 1);
       return 0;
     } finally {
-      ftraceTestRecursionUnlock(task, bit);
+      ftraceTestRecursionUnlock(this.tasks, task, bit);
     }
   }
 
@@ -393,7 +380,7 @@ export class Fgraph {
    */
   reserveData(task: Task, idx: number, bytes: number): number {
     if (bytes > FGRAPH_MAX_DATA_SIZE) return -1;
-    const st = ftraceTask(task);
+    const st = this.tasks.of(task);
     const stack = st.retStack;
     if (!stack) return -1;
     const words = Math.max(1, (bytes + 7) >> 3);
@@ -413,7 +400,7 @@ export class Fgraph {
 
   /** fgraph_retrieve_parent_data(): the same for the call `depth` levels out. */
   retrieveParentData(task: Task, idx: number, depth: number): { index: number; bytes: number } | null {
-    const st = ftraceTask(task);
+    const st = this.tasks.of(task);
     const stack = st.retStack;
     let offset = st.currRetStack;
     if (!stack || offset <= 0) return null;
@@ -437,7 +424,7 @@ export class Fgraph {
 
   /** The shadow stack of a task (where reserved data lives), if it has one. */
   stackOf(task: Task): BigUint64Array | null {
-    return peekFtraceTask(task)?.retStack ?? null;
+    return this.tasks.peek(task)?.retStack ?? null;
   }
 
   /** fgraph_get_task_var(): the fgraph_ops' own long in the task's stack. */
@@ -462,7 +449,7 @@ export class Fgraph {
 
   /** return_to_handler: pops the frame, runs the return callbacks, goes on to the real return address. */
   private returnToHandlerCall(regs: PtRegs, task: Task): bigint {
-    const st = ftraceTask(task);
+    const st = this.tasks.of(task);
     const stack = st.retStack;
     const frame = stack ? this.frameBelow(stack, st.currRetStack) : -1;
     if (!stack || frame < 0) {
@@ -473,7 +460,7 @@ export class Fgraph {
     const ret = stack[frame];
     const trace: FgraphRet = { func: stack[frame + 1], retval: regs.ax, depth: st.currRetDepth, overrun: st.traceOverrun };
     regs.ip = ret;
-    const bit = ftraceTestRecursionTrylock(task);
+    const bit = ftraceTestRecursionTrylock(this.tasks, task);
     if (bit >= 0) {
       try {
         const bitmap = bitmapOf(stack[offset]);
@@ -487,7 +474,7 @@ export class Fgraph {
           }
         }
       } finally {
-        ftraceTestRecursionUnlock(task, bit);
+        ftraceTestRecursionUnlock(this.tasks, task, bit);
       }
     }
     st.currRetStack = frame;
@@ -502,7 +489,7 @@ export class Fgraph {
     if (ret !== this.returnToHandler) return ret;
     const stack = this.stackOf(task);
     if (!stack) return ret;
-    let i = ftraceTask(task).currRetStack;
+    let i = this.tasks.of(task).currRetStack;
     while (i > 0) {
       const frame = this.frameBelow(stack, i);
       if (frame < 0) break;
@@ -516,7 +503,7 @@ export class Fgraph {
   topRetAddr(task: Task): bigint {
     const stack = this.stackOf(task);
     if (!stack) return 0n;
-    let i = ftraceTask(task).currRetStack;
+    let i = this.tasks.of(task).currRetStack;
     while (i > 0) {
       const frame = this.frameBelow(stack, i);
       if (frame < 0) return 0n;
@@ -531,7 +518,7 @@ export class Fgraph {
     const stack = this.stackOf(task);
     const out: { func: bigint; ret: bigint }[] = [];
     if (!stack) return out;
-    let i = ftraceTask(task).currRetStack;
+    let i = this.tasks.of(task).currRetStack;
     while (i > 0) {
       const frame = this.frameBelow(stack, i);
       if (frame < 0) break;

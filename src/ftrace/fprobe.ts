@@ -8,18 +8,14 @@
  *  - rethook (`fprobe_rethook.ts`, 6.12): one ftrace_ops per fprobe, returns hooked
  *    through a rethook pool of `nrMaxactive` nodes per fprobe.
  * Handlers see the task; what an event recorded from them would show is
- * `contextOf(kernel, task)` (the preempt depth of the kernel path included).
+ * `kernel.context(task)` (the preempt depth of the kernel path included).
  */
 import { fail } from '../kernel/errno.js';
-import type { Kernel } from '../kernel/kernel.js';
 import type { PtRegs } from '../kernel/regs.js';
 import type { KernelFunction } from '../kernel/symbols.js';
 import type { Task } from '../kernel/task.js';
-import { FprobeGraph } from './fprobe_fgraph.js';
 import { functionsFromFilter, functionsFromNames } from './fprobe_filter.js';
-import { FprobeRethook } from './fprobe_rethook.js';
-import { Ftrace } from './ftrace.js';
-import { Kprobes } from './kprobes.js';
+import type { Ftrace } from './ftrace.js';
 
 /**
  * Entry handler: ip is the function's ftrace address, retIp the return
@@ -72,8 +68,8 @@ export class Fprobe {
   readonly ptrLo: number;
   /** @internal */
   readonly ptrHi: number;
-  /** @internal the kernel it is registered with and the functions it probes. */
-  kernel?: Kernel;
+  /** @internal the ftrace core it is registered with and the functions it probes. */
+  ftrace?: Ftrace;
   /** @internal */
   fns: readonly KernelFunction[] = [];
 
@@ -103,9 +99,9 @@ export class Fprobe {
     return (this.flags & FPROBE_FL_KPROBE_SHARED) !== 0;
   }
 
-  /** Registered with a kernel now. */
+  /** Registered now. */
   get registered(): boolean {
-    return this.kernel !== undefined;
+    return this.ftrace !== undefined;
   }
 
   /** The functions it is on (while registered). */
@@ -120,17 +116,6 @@ export interface FprobeBackend {
   unregister(fp: Fprobe): void;
 }
 
-const registry = new WeakMap<Kernel, Set<Fprobe>>();
-
-/** The fprobes registered with a kernel. */
-export function registeredFprobes(kernel: Kernel): ReadonlySet<Fprobe> {
-  return registry.get(kernel) ?? new Set();
-}
-
-export function fprobeBackend(kernel: Kernel): FprobeBackend {
-  return kernel.profile.fprobeBackend === 'rethook' ? FprobeRethook.of(kernel) : FprobeGraph.of(kernel);
-}
-
 /**
  * register_fprobe() / register_fprobe_syms(): `filter` is a string of globs
  * separated by spaces (`notFilter` likewise excludes), or a list of exact
@@ -139,8 +124,9 @@ export function fprobeBackend(kernel: Kernel): FprobeBackend {
  * fprobeReregisterErrno when registered already, ENOSPC (no fgraph slot
  * left), EBUSY.
  */
-export function registerFprobe(kernel: Kernel, fp: Fprobe, filter: string | readonly string[], notFilter?: string): void {
-  if (fp.kernel) fail(kernel.profile.fprobeReregisterErrno);
+export function registerFprobe(ftrace: Ftrace, fp: Fprobe, filter: string | readonly string[], notFilter?: string): void {
+  const kernel = ftrace.kernel;
+  if (fp.ftrace) fail(kernel.profile.fprobeReregisterErrno);
   let fns: KernelFunction[];
   try {
     fns = typeof filter === 'string' ? functionsFromFilter(kernel, filter, notFilter) : functionsFromNames(kernel, filter);
@@ -149,21 +135,19 @@ export function registerFprobe(kernel: Kernel, fp: Fprobe, filter: string | read
     if (typeof filter === 'string' && (e as { code?: string }).code === 'ENOENT') fail(kernel.profile.fprobeNoMatchErrno);
     throw e;
   }
-  fprobeBackend(kernel).register(fp, fns);
-  fp.kernel = kernel;
+  ftrace.fprobeBackend.register(fp, fns);
+  fp.ftrace = ftrace;
   fp.fns = fns;
-  let set = registry.get(kernel);
-  if (!set) registry.set(kernel, (set = new Set()));
-  set.add(fp);
+  ftrace.fprobes.add(fp);
 }
 
 /** unregister_fprobe(): EINVAL if it is not registered. Calls in flight return normally; their exit handlers are not called. */
-export function unregisterFprobe(kernel: Kernel, fp: Fprobe): void {
-  if (fp.kernel !== kernel) fail('EINVAL');
-  fprobeBackend(kernel).unregister(fp);
-  fp.kernel = undefined;
+export function unregisterFprobe(ftrace: Ftrace, fp: Fprobe): void {
+  if (fp.ftrace !== ftrace) fail('EINVAL');
+  ftrace.fprobeBackend.unregister(fp);
+  fp.ftrace = undefined;
   fp.fns = [];
-  registry.get(kernel)?.delete(fp);
+  ftrace.fprobes.delete(fp);
 }
 
 /** disable_fprobe(): soft-disable (handlers skipped, hooks stay). */
@@ -180,7 +164,7 @@ export function enableFprobe(fp: Fprobe): void {
  * kprobe-shared one is a miss while a kprobe runs on the CPU). A handler
  * that throws is a bug in its user: logged, never passed to the probed code.
  */
-export function callFprobeEntry(kernel: Kernel, fp: Fprobe, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task): number | boolean | void {
+export function callFprobeEntry(ftrace: Ftrace, fp: Fprobe, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task): number | boolean | void {
   const entry = fp.entry;
   if (!entry) {
     fp.nhit++;
@@ -188,7 +172,7 @@ export function callFprobeEntry(kernel: Kernel, fp: Fprobe, ip: bigint, retIp: b
   }
   try {
     if (fp.kprobeShared) {
-      const kp = Kprobes.of(kernel);
+      const kp = ftrace.kprobes;
       if (kp.kprobeRunning(task)) {
         fp.nmissed++;
         return 0;
@@ -199,20 +183,20 @@ export function callFprobeEntry(kernel: Kernel, fp: Fprobe, ip: bigint, retIp: b
     fp.nhit++;
     return entry(fp, ip, retIp, regs, data, task);
   } catch (e) {
-    Ftrace.of(kernel).hookFailed(e);
+    ftrace.hookFailed(e);
     return 0;
   }
 }
 
 /** The exit handler, guarded the same way. */
-export function callFprobeExit(kernel: Kernel, fp: Fprobe, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task): void {
+export function callFprobeExit(ftrace: Ftrace, fp: Fprobe, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task): void {
   const exit = fp.exit;
   if (!exit) return;
   fp.nexit++;
   try {
     exit(fp, ip, retIp, regs, data, task);
   } catch (e) {
-    Ftrace.of(kernel).hookFailed(e);
+    ftrace.hookFailed(e);
   }
 }
 

@@ -10,17 +10,15 @@
  * backend's filter when no fprobe of that kind remains on it.
  */
 import { fail } from '../kernel/errno.js';
-import type { Kernel } from '../kernel/kernel.js';
 import type { PtRegs } from '../kernel/regs.js';
 import type { KernelFunction } from '../kernel/symbols.js';
 import type { Task } from '../kernel/task.js';
 import { FtraceRecords } from './dyn_ftrace.js';
-import { Fgraph, FgraphOps, type FgraphEnt, type FgraphRet } from './fgraph.js';
+import { FgraphOps, type Fgraph, type FgraphEnt, type FgraphRet } from './fgraph.js';
 import { MAX_FPROBE_DATA_SIZE, callFprobeEntry, callFprobeExit, sizeInLong, type Fprobe, type FprobeBackend } from './fprobe.js';
-import { Ftrace } from './ftrace.js';
+import type { Ftrace } from './ftrace.js';
 import { FtraceRegs } from './ftrace_regs.js';
 import { FTRACE_OPS_FL_SAVE_ARGS, FtraceOps } from './ftrace_ops.js';
-import { RethookCore } from './rethook.js';
 import { ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from './recursion.js';
 
 /** FPROBE_HEADER_SIZE_IN_LONG on 64-bit: the header is one word. */
@@ -47,8 +45,6 @@ interface FprobeNode {
   fp: Fprobe | null;
 }
 
-const instances = new WeakMap<Kernel, FprobeGraph>();
-
 export class FprobeGraph implements FprobeBackend {
   /** fprobe_ip_table, by function id (one per ip): newest first. */
   private readonly ipTable = new Map<number, FprobeNode[]>();
@@ -61,18 +57,10 @@ export class FprobeGraph implements FprobeBackend {
   nrFgraphFprobes = 0;
   ftraceRegistered = false;
   graphRegistered = false;
-  private readonly ftrace: Ftrace;
   private readonly fgraph: Fgraph;
 
-  static of(kernel: Kernel): FprobeGraph {
-    let b = instances.get(kernel);
-    if (!b) instances.set(kernel, (b = new FprobeGraph(kernel)));
-    return b;
-  }
-
-  private constructor(readonly kernel: Kernel) {
-    this.ftrace = Ftrace.of(kernel);
-    this.fgraph = Fgraph.of(kernel);
+  constructor(private readonly ftrace: Ftrace) {
+    this.fgraph = ftrace.fgraph;
     this.ftraceOps = new FtraceOps({
       func: (ip, parentIp, _op, regs, task, id) => this.ftraceEntry(ip, parentIp, regs, task, id),
       funcSym: 'fprobe_ftrace_entry',
@@ -201,7 +189,7 @@ export class FprobeGraph implements FprobeBackend {
 
   /** fprobe_ftrace_entry(). */
   private ftraceEntry(ip: bigint, parentIp: bigint, regs: PtRegs, task: Task, id: number): void {
-    const bit = ftraceTestRecursionTrylock(task);
+    const bit = ftraceTestRecursionTrylock(this.ftrace.tasks, task);
     if (bit < 0) return;
     try {
       const nodes = this.ipTable.get(id);
@@ -215,13 +203,13 @@ export class FprobeGraph implements FprobeBackend {
         this.callEntry(fp, ip, parentIp, fregs, undefined, task);
       }
     } finally {
-      ftraceTestRecursionUnlock(task, bit);
+      ftraceTestRecursionUnlock(this.ftrace.tasks, task, bit);
     }
   }
 
   /** __fprobe_handler() / __fprobe_kprobe_handler(). */
   private callEntry(fp: Fprobe, ip: bigint, retIp: bigint, fregs: PtRegs, data: Buffer | undefined, task: Task): number | boolean | void {
-    return callFprobeEntry(this.kernel, fp, ip, retIp, fregs, data, task);
+    return callFprobeEntry(this.ftrace, fp, ip, retIp, fregs, data, task);
   }
 
   // ------------------------------------------------------------------ with exit handlers: fgraph_ops
@@ -293,7 +281,7 @@ export class FprobeGraph implements FprobeBackend {
     const sizeWords = r.bytes / 8;
     const retIp = regs.ip;
     // Another return hook replaced the slot before fgraph did: this call is hooked twice.
-    if (this.ftrace.exec.trampolines.has(retIp)) RethookCore.of(this.kernel).stackedHooks++;
+    if (this.ftrace.exec.trampolines.has(retIp)) this.ftrace.rethooks.stackedHooks++;
     let fregs: PtRegs | undefined;
     let curr = 0;
     while (curr < sizeWords) {
@@ -307,7 +295,7 @@ export class FprobeGraph implements FprobeBackend {
       if (fp && (fp.ptrHi & 0x0fffffff) === (hi & 0x0fffffff) && !fp.disabled && fp.exit) {
         if (curr + size > sizeWords) break;
         fregs ??= new FtraceRegs(regs);
-        callFprobeExit(this.kernel, fp, trace.func, retIp, fregs, size ? dataView(stack, r.index + curr, size) : undefined, task);
+        callFprobeExit(this.ftrace, fp, trace.func, retIp, fregs, size ? dataView(stack, r.index + curr, size) : undefined, task);
       }
       curr += size;
     }

@@ -7,15 +7,14 @@
  * handler does not run either).
  */
 import { fail } from '../kernel/errno.js';
-import type { Kernel } from '../kernel/kernel.js';
 import type { PtRegs } from '../kernel/regs.js';
 import type { KernelFunction } from '../kernel/symbols.js';
 import type { Task } from '../kernel/task.js';
 import { callFprobeEntry, callFprobeExit, type Fprobe, type FprobeBackend } from './fprobe.js';
-import { Ftrace } from './ftrace.js';
+import type { Ftrace } from './ftrace.js';
 import { FTRACE_OPS_FL_DYNAMIC, FTRACE_OPS_FL_SAVE_REGS, FtraceOps } from './ftrace_ops.js';
 import { ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from './recursion.js';
-import { Rethook, RethookCore, RethookNode, RETHOOK_NODE_SIZE } from './rethook.js';
+import { Rethook, RethookNode, RETHOOK_NODE_SIZE, type RethookCore } from './rethook.js';
 
 /** struct fprobe_rethook_node: the rethook node, entry_ip, entry_parent_ip, then the entry data. */
 export const FPROBE_RETHOOK_NODE_SIZE = RETHOOK_NODE_SIZE + 16;
@@ -29,7 +28,7 @@ export class FprobeRethookNode extends RethookNode {
     rh: Rethook<FprobeRethookNode>,
     readonly fp: Fprobe,
   ) {
-    super(rh as unknown as Rethook<RethookNode>);
+    super(rh);
     this.data = Buffer.alloc(fp.entryDataSize);
   }
 }
@@ -39,22 +38,12 @@ interface Registration {
   rethook: Rethook<FprobeRethookNode> | null;
 }
 
-const instances = new WeakMap<Kernel, FprobeRethook>();
-
 export class FprobeRethook implements FprobeBackend {
   private readonly regs = new Map<Fprobe, Registration>();
-  private readonly ftrace: Ftrace;
   private readonly core: RethookCore;
 
-  static of(kernel: Kernel): FprobeRethook {
-    let b = instances.get(kernel);
-    if (!b) instances.set(kernel, (b = new FprobeRethook(kernel)));
-    return b;
-  }
-
-  private constructor(readonly kernel: Kernel) {
-    this.ftrace = Ftrace.of(kernel);
-    this.core = RethookCore.of(kernel);
+  constructor(private readonly ftrace: Ftrace) {
+    this.core = ftrace.rethooks;
   }
 
   /** The ftrace_ops and rethook of a registered fprobe. */
@@ -74,7 +63,7 @@ export class FprobeRethook implements FprobeBackend {
     const rec: Registration = { ops, rethook: null };
     this.ftrace.setFilterIds(ops, fns.map((f) => f.id));
     if (fp.exit) {
-      const num = fp.nrMaxactive ? fp.nrMaxactive : fns.length * this.kernel.nrCpus * 2;
+      const num = fp.nrMaxactive ? fp.nrMaxactive : fns.length * this.ftrace.kernel.nrCpus * 2;
       if (num <= 0) fail('EINVAL');
       rec.rethook = new Rethook<FprobeRethookNode>(
         this.core,
@@ -107,7 +96,7 @@ export class FprobeRethook implements FprobeBackend {
   /** fprobe_handler() / fprobe_kprobe_handler(). */
   private handler(fp: Fprobe, rec: Registration, ip: bigint, parentIp: bigint, regs: PtRegs, task: Task): void {
     if (fp.disabled) return;
-    const bit = ftraceTestRecursionTrylock(task);
+    const bit = ftraceTestRecursionTrylock(this.ftrace.tasks, task);
     if (bit < 0) {
       fp.nmissed++;
       return;
@@ -128,14 +117,14 @@ export class FprobeRethook implements FprobeBackend {
         node.hookedTask = task;
         if (fp.entryDataSize) data = node.data;
       }
-      const ret = callFprobeEntry(this.kernel, fp, ip, parentIp, regs, data, task);
+      const ret = callFprobeEntry(this.ftrace, fp, ip, parentIp, regs, data, task);
       if (node) {
         if (ret) rec.rethook!.recycle(node);
         else rec.rethook!.hook(node, regs, task);
       }
     } finally {
       task.preemptCount++;
-      ftraceTestRecursionUnlock(task, bit);
+      ftraceTestRecursionUnlock(this.ftrace.tasks, task, bit);
     }
   }
 
@@ -143,15 +132,15 @@ export class FprobeRethook implements FprobeBackend {
   private exitHandler(node: FprobeRethookNode, ret: bigint, regs: PtRegs, task: Task): void {
     const fp = node.fp;
     if (fp.disabled) return;
-    const bit = ftraceTestRecursionTrylock(task);
+    const bit = ftraceTestRecursionTrylock(this.ftrace.tasks, task);
     if (bit < 0) {
       fp.nmissed++;
       return;
     }
     try {
-      callFprobeExit(this.kernel, fp, node.entryIp, ret, regs, fp.entryDataSize ? node.data : undefined, task);
+      callFprobeExit(this.ftrace, fp, node.entryIp, ret, regs, fp.entryDataSize ? node.data : undefined, task);
     } finally {
-      ftraceTestRecursionUnlock(task, bit);
+      ftraceTestRecursionUnlock(this.ftrace.tasks, task, bit);
     }
   }
 }

@@ -3,6 +3,9 @@
  * the function records they are counted in, and the one dispatch made at each
  * patched __fentry__ site — straight to an ops' own trampoline when it is the
  * only user of the function, through the list function when several are.
+ * It owns what hooks functions through it: fgraph, rethook, kprobes, fprobe,
+ * the stack tracer, the function profiler, the graph hashes, the
+ * set_ftrace_filter commands, and the ftrace state of each task.
  */
 import { fail } from '../kernel/errno.js';
 import type { Executor } from '../kernel/executor.js';
@@ -25,7 +28,11 @@ import {
   FTRACE_REF_MAX,
   FtraceRecords,
 } from './dyn_ftrace.js';
-import { FtraceHash, hashContains, type FuncHash } from './ftrace_hash.js';
+import { Fgraph } from './fgraph.js';
+import type { Fprobe } from './fprobe.js';
+import { FprobeGraph } from './fprobe_fgraph.js';
+import { FprobeRethook } from './fprobe_rethook.js';
+import { FtraceHash, composeSubopsHash, hashContains, type FuncHash } from './ftrace_hash.js';
 import {
   FTRACE_OPS_FL_ALLOC_TRAMP,
   FTRACE_OPS_FL_DELETED,
@@ -41,9 +48,15 @@ import {
   FTRACE_OPS_FL_SUBOP,
   FtraceOps,
 } from './ftrace_ops.js';
-import { executorOf } from './kernel_seam.js';
+import { FtraceCommands } from './ftrace_regex.js';
+import { FunctionProfiler } from './function_profiler.js';
+import { GraphHashes } from './graph_hash.js';
+import { Kprobes } from './kprobes.js';
 import { TRACE_LIST_START, traceClearRecursion, traceTestAndSetRecursion } from './recursion.js';
+import { RethookCore } from './rethook.js';
 import { MatchType, ftraceMatch, parseFilterRegex } from './glob.js';
+import { StackTracer } from './stack_tracer.js';
+import { FtraceTasks } from './task_state.js';
 import { TrampolineSpace } from './trampolines.js';
 
 /** Records that keep their bits when their count drops to zero. */
@@ -56,10 +69,9 @@ const enum Site {
   List = 2,
 }
 
-const instances = new WeakMap<Kernel, Ftrace>();
-
 export class Ftrace {
   readonly records: FtraceRecords;
+  /** The kernel's call executor, whose __fentry__ sites this patches. */
   readonly exec: Executor;
   /** Registered ops, newest first (ftrace_ops_list); replaced, never mutated, so dispatch can iterate it. */
   opsList: readonly FtraceOps[] = [];
@@ -70,22 +82,42 @@ export class Ftrace {
   private readonly siteOps: (FtraceOps | undefined)[];
   /** Listeners told when records change (enabled_functions readers need nothing, but stats may). */
   readonly onUpdate = new Set<() => void>();
+  /** The ftrace fields of each task (recursion bits, shadow stack, sleep time). */
+  readonly tasks = new FtraceTasks();
+  /** The function-graph infrastructure (fgraph.c). */
+  readonly fgraph: Fgraph;
+  /** The return hooks' trampoline and the tasks' hooked returns (rethook.c). */
+  readonly rethooks: RethookCore;
+  /** kprobes and kretprobes (kprobes.c). */
+  readonly kprobes: Kprobes;
+  /** The fprobe implementation of the series (the profile's fprobeBackend). */
+  readonly fprobeBackend: FprobeGraph | FprobeRethook;
+  /** The fprobes registered now. */
+  readonly fprobes = new Set<Fprobe>();
+  /** The stack tracer (trace_stack.c). */
+  readonly stackTracer: StackTracer;
+  /** The function profiler (function_profile_enabled, trace_stat/). */
+  readonly profiler: FunctionProfiler;
+  /** set_graph_function / set_graph_notrace. */
+  readonly graphHashes = new GraphHashes();
+  /** The commands set_ftrace_filter knows (ftrace_commands). */
+  readonly commands = new FtraceCommands();
 
-  /** The ftrace core of a kernel (made on first use). */
-  static of(kernel: Kernel): Ftrace {
-    let f = instances.get(kernel);
-    if (!f) instances.set(kernel, (f = new Ftrace(kernel)));
-    return f;
-  }
-
-  private constructor(readonly kernel: Kernel) {
+  /** The ftrace core of a kernel: one per kernel (it takes over the executor's __fentry__ call). */
+  constructor(readonly kernel: Kernel) {
     const table = kernel.symbols;
-    this.exec = executorOf(kernel);
+    this.exec = kernel.exec;
     this.records = new FtraceRecords(table.traceable(), table.functions.length);
     this.site = new Uint8Array(table.functions.length);
     this.siteOps = new Array(table.functions.length);
     this.trampolines = new TrampolineSpace(kernel.profile.trampolineBase);
     this.exec.fentry = (ip, parentIp, regs, task, fn) => this.fentry(ip, parentIp, regs, task, fn);
+    this.fgraph = new Fgraph(this);
+    this.rethooks = new RethookCore(this);
+    this.kprobes = new Kprobes(this);
+    this.fprobeBackend = kernel.profile.fprobeBackend === 'rethook' ? new FprobeRethook(this) : new FprobeGraph(this);
+    this.stackTracer = new StackTracer(this);
+    this.profiler = new FunctionProfiler(this);
   }
 
   // ------------------------------------------------------------------ dispatch
@@ -134,18 +166,18 @@ export class Ftrace {
       ops.func(ip, parentIp, ops, regs, task, id);
       return;
     }
-    const bit = traceTestAndSetRecursion(task, TRACE_LIST_START);
+    const bit = traceTestAndSetRecursion(this.tasks, task, TRACE_LIST_START);
     if (bit < 0) return;
     try {
       ops.func(ip, parentIp, ops, regs, task, id);
     } finally {
-      traceClearRecursion(task, bit);
+      traceClearRecursion(this.tasks, task, bit);
     }
   }
 
   /** arch_ftrace_ops_list_func(): every registered ops whose hashes take this function, in list order. */
   private listFunc(id: number, ip: bigint, parentIp: bigint, regs: PtRegs, task: Task): void {
-    const bit = traceTestAndSetRecursion(task, TRACE_LIST_START);
+    const bit = traceTestAndSetRecursion(this.tasks, task, TRACE_LIST_START);
     if (bit < 0) return;
     try {
       for (const op of this.opsList) {
@@ -153,7 +185,7 @@ export class Ftrace {
         if (hashContains(op.funcHash, id)) op.func(ip, parentIp, op, regs, task, id);
       }
     } finally {
-      traceClearRecursion(task, bit);
+      traceClearRecursion(this.tasks, task, bit);
     }
   }
 
@@ -549,34 +581,4 @@ export class Ftrace {
     }
     this.setHash(ops.funcHash, which, next);
   }
-}
-
-/** rebuild_hashes(): what a manager traces for its sub-ops (union of filters, intersection of notraces). */
-export function composeSubopsHash(subops: readonly FtraceOps[]): FuncHash {
-  let filter = new FtraceHash();
-  let notrace = new FtraceHash();
-  subops.forEach((sub, i) => {
-    const h = sub.funcHash;
-    if (i === 0) {
-      if (!h.filter.empty) {
-        filter = h.filter.copy();
-        for (const id of h.notrace) filter.delete(id);
-      } else notrace = h.notrace.copy();
-      return;
-    }
-    if (filter.empty || h.filter.empty) {
-      filter = new FtraceHash();
-    } else {
-      const next = h.filter.copy();
-      for (const id of h.notrace) next.delete(id);
-      for (const id of filter) next.add(id);
-      filter = next;
-    }
-    if (filter.empty) {
-      const both = new FtraceHash();
-      if (!notrace.empty && !h.notrace.empty) for (const id of notrace) if (h.notrace.has(id)) both.add(id);
-      notrace = both;
-    }
-  });
-  return { filter, notrace };
 }

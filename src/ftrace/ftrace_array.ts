@@ -6,12 +6,10 @@
  */
 import type { Kernel } from '../kernel/kernel.js';
 import type { Task } from '../kernel/task.js';
-import { Fgraph } from './fgraph.js';
-import { Ftrace } from './ftrace.js';
+import type { Ftrace } from './ftrace.js';
 import type { FtraceHash } from './ftrace_hash.js';
 import { FTRACE_OPS_FL_DYNAMIC, FTRACE_OPS_FL_PID, FtraceOps, type FtracePidFilter } from './ftrace_ops.js';
 import { FuncProbes } from './func_probe.js';
-import { taskLifecycle } from './kernel_seam.js';
 
 /** A `func:mod:module` filter for a module not loaded (struct ftrace_mod_load). */
 export interface FtraceModLoad {
@@ -27,7 +25,7 @@ export interface FtraceModLoad {
 export type FtraceCommand = (fa: FtraceArray | undefined, hash: FtraceHash, func: string, cmd: string, param: string | undefined, enable: boolean) => void;
 
 export class FtraceArray implements FtracePidFilter {
-  readonly ftrace: Ftrace;
+  readonly kernel: Kernel;
   /** tr->ops: the function tracer's ops, whose hashes the filter files edit. */
   readonly ops: FtraceOps;
   modTrace: FtraceModLoad[] = [];
@@ -42,12 +40,12 @@ export class FtraceArray implements FtracePidFilter {
   private readonly onExit = (task: Task) => this.exited(task);
 
   constructor(
-    readonly kernel: Kernel,
+    readonly ftrace: Ftrace,
     /** The trace array this belongs to (opaque here). */
     readonly owner: unknown,
     top: boolean,
   ) {
-    this.ftrace = Ftrace.of(kernel);
+    this.kernel = ftrace.kernel;
     this.ops = new FtraceOps({
       func: () => {},
       funcSym: 'ftrace_stub',
@@ -77,14 +75,14 @@ export class FtraceArray implements FtracePidFilter {
 
   private pidsChanged(): void {
     this.ftrace.updatePidFunc();
-    Fgraph.of(this.kernel).updatePidFunc();
+    this.ftrace.fgraph.updatePidFunc();
   }
 
   /** ftrace_pid_follow_fork(): function-fork adds children of listed tasks to the lists (and drops exiting ones). */
   followFork(on: boolean): void {
     if (on === this.following) return;
     this.following = on;
-    const life = taskLifecycle(this.kernel);
+    const life = this.kernel.taskLifecycle;
     if (on) {
       life.forked.add(this.onFork);
       life.exited.add(this.onExit);

@@ -71,3 +71,33 @@ export interface FuncHash {
 export function hashContains(h: FuncHash, id: number): boolean {
   return (h.filter.empty || h.filter.has(id)) && (h.notrace.empty || !h.notrace.has(id));
 }
+
+/** rebuild_hashes(): what a manager traces for its sub-ops (union of filters, intersection of notraces). */
+export function composeSubopsHash(subops: readonly { readonly funcHash: FuncHash }[]): FuncHash {
+  let filter = new FtraceHash();
+  let notrace = new FtraceHash();
+  subops.forEach((sub, i) => {
+    const h = sub.funcHash;
+    if (i === 0) {
+      if (!h.filter.empty) {
+        filter = h.filter.copy();
+        for (const id of h.notrace) filter.delete(id);
+      } else notrace = h.notrace.copy();
+      return;
+    }
+    if (filter.empty || h.filter.empty) {
+      filter = new FtraceHash();
+    } else {
+      const next = h.filter.copy();
+      for (const id of h.notrace) next.delete(id);
+      for (const id of filter) next.add(id);
+      filter = next;
+    }
+    if (filter.empty) {
+      const both = new FtraceHash();
+      if (!notrace.empty && !h.notrace.empty) for (const id of notrace) if (h.notrace.has(id)) both.add(id);
+      notrace = both;
+    }
+  });
+  return { filter, notrace };
+}

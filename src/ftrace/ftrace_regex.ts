@@ -13,20 +13,19 @@ import type { FtraceOps } from './ftrace_ops.js';
 import type { FtraceHash } from './ftrace_hash.js';
 import { FTRACE_BUFF_MAX, TraceParser } from './trace_parser.js';
 
-const registries = new WeakMap<Ftrace, Map<string, FtraceCommand>>();
-
 /** The commands set_ftrace_filter knows (ftrace_commands), `mod` built in. */
-export function ftraceCommands(ftrace: Ftrace): Map<string, FtraceCommand> {
-  let m = registries.get(ftrace);
-  if (!m) registries.set(ftrace, (m = new Map([['mod', modCommand]])));
-  return m;
-}
+export class FtraceCommands {
+  private readonly commands = new Map<string, FtraceCommand>([['mod', modCommand]]);
 
-/** register_ftrace_command(): EBUSY when the name is taken. */
-export function registerFtraceCommand(ftrace: Ftrace, name: string, cmd: FtraceCommand): void {
-  const m = ftraceCommands(ftrace);
-  if (m.has(name)) fail('EBUSY');
-  m.set(name, cmd);
+  /** register_ftrace_command(): EBUSY when the name is taken. */
+  register(name: string, cmd: FtraceCommand): void {
+    if (this.commands.has(name)) fail('EBUSY');
+    this.commands.set(name, cmd);
+  }
+
+  get(name: string): FtraceCommand | undefined {
+    return this.commands.get(name);
+  }
 }
 
 /** ftrace_mod_callback(): `func:mod:module`, remembered while the module is not loaded. */
@@ -108,7 +107,7 @@ export class FtraceRegex {
     const c2 = rest.indexOf(':');
     const cmd = c2 < 0 ? rest : rest.slice(0, c2);
     const param = c2 < 0 ? undefined : rest.slice(c2 + 1);
-    const run = ftraceCommands(this.ftrace).get(cmd);
+    const run = this.ftrace.commands.get(cmd);
     if (!run) fail('EINVAL');
     run(this.fa, this.hash, func, cmd, param, this.kind === 'filter');
   }

@@ -4,12 +4,11 @@
  * counts each function's calls per CPU and sums their time (graph-time:
  * including children, or not) for trace_stat/functionN.
  */
-import type { Kernel } from '../kernel/kernel.js';
 import { sprintSymbolNoOffset } from '../kernel/kallsyms.js';
-import { Fgraph, FgraphOps } from './fgraph.js';
+import type { Kernel } from '../kernel/kernel.js';
+import { FgraphOps } from './fgraph.js';
+import type { Ftrace } from './ftrace.js';
 import type { FuncHash } from './ftrace_hash.js';
-import { contextOf } from './kernel_seam.js';
-import { ftraceTask } from './task_state.js';
 
 interface Profile {
   ip: bigint;
@@ -28,20 +27,15 @@ export interface ProfilerSettings {
   textOffset(): boolean;
 }
 
-const instances = new WeakMap<Kernel, FunctionProfiler>();
-
 export class FunctionProfiler {
   enabled = false;
   private stats: Map<bigint, Profile>[];
   private gops?: FgraphOps;
 
-  static of(kernel: Kernel): FunctionProfiler {
-    let p = instances.get(kernel);
-    if (!p) instances.set(kernel, (p = new FunctionProfiler(kernel)));
-    return p;
-  }
+  private readonly kernel: Kernel;
 
-  private constructor(readonly kernel: Kernel) {
+  constructor(private readonly ftrace: Ftrace) {
+    const kernel = (this.kernel = ftrace.kernel);
     this.stats = Array.from({ length: kernel.nrCpus }, () => new Map());
   }
 
@@ -51,7 +45,7 @@ export class FunctionProfiler {
    */
   setEnabled(on: boolean, globalHash: FuncHash, settings: ProfilerSettings): void {
     if (on === this.enabled) return;
-    const fgraph = Fgraph.of(this.kernel);
+    const fgraph = this.ftrace.fgraph;
     if (on) {
       for (const s of this.stats) s.clear();
       this.gops = this.makeOps(globalHash, settings);
@@ -64,19 +58,19 @@ export class FunctionProfiler {
   }
 
   private makeOps(globalHash: FuncHash, settings: ProfilerSettings): FgraphOps {
-    const fgraph = Fgraph.of(this.kernel);
+    const { fgraph, tasks } = this.ftrace;
     const clock = this.kernel.clock;
     const gops: FgraphOps = new FgraphOps({
       entrySym: 'profile_graph_entry',
       retSym: 'profile_graph_return',
       funcHash: globalHash,
       entryfunc: (trace, g, _regs, task) => {
-        this.count(contextOf(this.kernel, task).cpu, trace.func);
+        this.count(this.kernel.context(task).cpu, trace.func);
         const at = fgraph.reserveData(task, g.idx, 24);
         if (at < 0) return false;
         const s = fgraph.stackOf(task)!;
         s[at + 1] = 0n;
-        s[at + 2] = BigInt(ftraceTask(task).ftraceSleeptime);
+        s[at + 2] = BigInt(tasks.of(task).ftraceSleeptime);
         s[at] = BigInt(clock.now());
         return true;
       },
@@ -87,7 +81,7 @@ export class FunctionProfiler {
         const s = fgraph.stackOf(task);
         if (!d || !s || !s[d.index]) return;
         let calltime = rettime - s[d.index];
-        const sleep = BigInt(ftraceTask(task).ftraceSleeptime);
+        const sleep = BigInt(tasks.of(task).ftraceSleeptime);
         if (!settings.sleepTime() && sleep) calltime -= sleep - s[d.index + 2];
         if (!settings.graphTime()) {
           const parent = fgraph.retrieveParentData(task, g.idx, 1);
@@ -95,7 +89,7 @@ export class FunctionProfiler {
           const sub = s[d.index + 1];
           calltime = sub && sub < calltime ? calltime - sub : 0n;
         }
-        const rec = this.stats[contextOf(this.kernel, task).cpu]?.get(trace.func);
+        const rec = this.stats[this.kernel.context(task).cpu]?.get(trace.func);
         if (rec) {
           rec.time += calltime;
           rec.timeSquared += calltime * calltime;

@@ -14,18 +14,10 @@ import { FTRACE_BUFF_MAX, TraceParser } from './trace_parser.js';
 
 export type GraphHashKind = 'function' | 'notrace';
 
-const instances = new WeakMap<Ftrace, GraphHashes>();
-
 /** The two global graph hashes of a kernel. */
 export class GraphHashes {
   function = new FtraceHash();
   notrace = new FtraceHash();
-
-  static of(ftrace: Ftrace): GraphHashes {
-    let g = instances.get(ftrace);
-    if (!g) instances.set(ftrace, (g = new GraphHashes()));
-    return g;
-  }
 }
 
 /** ftrace_graph_set_hash(): adds (or with `!` removes) matching functions; EINVAL when none did. */
@@ -57,7 +49,7 @@ export class GraphHashFile {
     writable: boolean,
     truncate: boolean,
   ) {
-    const cur = GraphHashes.of(ftrace)[kind];
+    const cur = ftrace.graphHashes[kind];
     if (writable) this.next = truncate ? new FtraceHash() : cur.copy();
   }
 
@@ -82,11 +74,11 @@ export class GraphHashFile {
       }
       this.parser.clear();
     }
-    GraphHashes.of(this.ftrace)[this.kind] = this.next;
+    this.ftrace.graphHashes[this.kind] = this.next;
   }
 
   show(): string {
-    const cur = GraphHashes.of(this.ftrace)[this.kind];
+    const cur = this.ftrace.graphHashes[this.kind];
     if (cur.empty) return this.kind === 'function' ? '#### all functions enabled ####\n' : '#### no functions disabled ####\n';
     return listHash(this.ftrace, cur);
   }

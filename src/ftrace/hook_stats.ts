@@ -8,15 +8,12 @@
  */
 import type { Kernel } from '../kernel/kernel.js';
 import type { Task } from '../kernel/task.js';
-import { Fgraph } from './fgraph.js';
-import { registeredFprobes, type Fprobe } from './fprobe.js';
+import type { Fprobe } from './fprobe.js';
 import { FprobeRethook } from './fprobe_rethook.js';
-import { Ftrace } from './ftrace.js';
+import type { Ftrace } from './ftrace.js';
 import { hashContains } from './ftrace_hash.js';
-import { AggrKprobe, Kprobes } from './kprobes.js';
-import { RethookCore } from './rethook.js';
+import { AggrKprobe } from './kprobes.js';
 import { SHADOW_STACK_SIZE } from './shadow_stack.js';
-import { peekFtraceTask } from './task_state.js';
 
 export interface TaskStackUsage {
   pid: number;
@@ -91,12 +88,9 @@ function fprobeName(fp: Fprobe, i: number): string {
   return fp.name ?? `fprobe#${i}(${fp.functions[0]?.name ?? '?'}${fp.functions.length > 1 ? ',…' : ''})`;
 }
 
-export function collectHookStats(kernel: Kernel, opts: { perTaskLimit?: number } = {}): HookStats {
-  const ftrace = Ftrace.of(kernel);
-  const fgraph = Fgraph.of(kernel);
-  const kprobes = Kprobes.of(kernel);
-  const core = RethookCore.of(kernel);
-  const rethookFprobes = kernel.profile.fprobeBackend === 'rethook';
+export function collectHookStats(ftrace: Ftrace, opts: { perTaskLimit?: number } = {}): HookStats {
+  const { kernel, fgraph, kprobes, rethooks: core, fprobeBackend } = ftrace;
+  const rethookFprobes = fprobeBackend instanceof FprobeRethook ? fprobeBackend : undefined;
 
   // ---- fgraph shadow stacks
   const users: string[] = [];
@@ -109,7 +103,7 @@ export function collectHookStats(kernel: Kernel, opts: { perTaskLimit?: number }
   let overruns = 0;
   const perTask: TaskStackUsage[] = [];
   for (const t of allTasks(kernel)) {
-    const st = peekFtraceTask(t);
+    const st = ftrace.tasks.peek(t);
     if (!st?.retStack) continue;
     withStack++;
     overruns += st.traceOverrun;
@@ -132,7 +126,7 @@ export function collectHookStats(kernel: Kernel, opts: { perTaskLimit?: number }
   const sum = (k: keyof RethookPoolStats) => pools.reduce((s, p) => s + (p[k] as number), 0);
 
   // ---- probes
-  const fps = [...registeredFprobes(kernel)];
+  const fps = [...ftrace.fprobes];
   const fprobes: ProbeStats[] = fps.map((fp, i) => ({
     name: fprobeName(fp, i),
     backend: fp.exit ? kernel.profile.fprobeBackend : 'ftrace',
@@ -141,7 +135,7 @@ export function collectHookStats(kernel: Kernel, opts: { perTaskLimit?: number }
     exits: fp.nexit,
     missed: fp.nmissed,
     disabled: fp.disabled,
-    ...(rethookFprobes && fp.exit ? { maxactive: FprobeRethook.of(kernel).registration(fp)?.rethook?.allocated } : {}),
+    ...(rethookFprobes && fp.exit ? { maxactive: rethookFprobes.registration(fp)?.rethook?.allocated } : {}),
   }));
   const kretprobes: ProbeStats[] = [...kprobes.kretprobes].map((rp) => ({
     name: rp.name ?? rp.kp.symbol ?? `0x${rp.kp.addr.toString(16)}`,

@@ -14,11 +14,11 @@ import { kprobeSite } from '../kernel/kprobe_site.js';
 import type { PtRegs } from '../kernel/regs.js';
 import type { KernelFunction } from '../kernel/symbols.js';
 import type { Task } from '../kernel/task.js';
-import { Ftrace } from './ftrace.js';
+import type { Ftrace } from './ftrace.js';
 import { FTRACE_OPS_FL_IPMODIFY, FTRACE_OPS_FL_SAVE_REGS, FtraceOps } from './ftrace_ops.js';
 import { renderKprobeList } from './kprobe_list.js';
 import { ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from './recursion.js';
-import { Rethook, RethookCore, RethookNode, RETHOOK_NODE_SIZE } from './rethook.js';
+import { Rethook, RethookNode, RETHOOK_NODE_SIZE, type RethookCore, type RethookPool } from './rethook.js';
 
 export const KPROBE_FLAG_GONE = 1;
 export const KPROBE_FLAG_DISABLED = 2;
@@ -152,7 +152,7 @@ class KretprobeNode extends RethookNode implements KretprobeInstance {
     rh: Rethook<KretprobeNode>,
     readonly rp: Kretprobe,
   ) {
-    super(rh as unknown as Rethook<RethookNode>);
+    super(rh);
     this.data = Buffer.alloc(rp.dataSize);
   }
 
@@ -197,12 +197,10 @@ export class Kretprobe {
   }
 
   /** The rethook pool (allocated / in use / missed), while registered. */
-  get rethook(): Rethook | null {
-    return this.rh as unknown as Rethook | null;
+  get rethook(): RethookPool | null {
+    return this.rh;
   }
 }
-
-const instances = new WeakMap<Kernel, Kprobes>();
 
 /** KPROBE_HASH_BITS: the table kprobes/list walks. */
 const KPROBE_HASH_BITS = 6;
@@ -215,6 +213,7 @@ export function kprobeHash(addr: bigint): number {
 
 /** The kprobes subsystem of a kernel. */
 export class Kprobes {
+  readonly kernel: Kernel;
   /** kprobe_table: per bucket, newest first. */
   private readonly buckets: KprobeSlot[][] = Array.from({ length: 1 << KPROBE_HASH_BITS }, () => []);
   private readonly table = new Map<bigint, KprobeSlot>();
@@ -230,22 +229,13 @@ export class Kprobes {
   readonly kretprobes = new Set<Kretprobe>();
   readonly rethooks: RethookCore;
 
-  static of(kernel: Kernel): Kprobes {
-    let k = instances.get(kernel);
-    if (!k) instances.set(kernel, (k = new Kprobes(kernel)));
-    return k;
-  }
-
-  private constructor(readonly kernel: Kernel) {
+  constructor(private readonly ftrace: Ftrace) {
+    const kernel = (this.kernel = ftrace.kernel);
     this.running = new Array(kernel.nrCpus).fill(null);
     const func: FtraceOps['func'] = (ip, _parentIp, _op, regs, task) => this.ftraceHandler(ip, regs, task);
     this.ftraceOps = new FtraceOps({ func, funcSym: 'kprobe_ftrace_handler', flags: FTRACE_OPS_FL_SAVE_REGS });
     this.ipmodifyOps = new FtraceOps({ func, funcSym: 'kprobe_ftrace_handler', flags: FTRACE_OPS_FL_SAVE_REGS | FTRACE_OPS_FL_IPMODIFY });
-    this.rethooks = RethookCore.of(kernel);
-  }
-
-  private get ftrace(): Ftrace {
-    return Ftrace.of(this.kernel);
+    this.rethooks = ftrace.rethooks;
   }
 
   // ------------------------------------------------------------------ lookup
@@ -640,7 +630,7 @@ export class Kprobes {
 
   /** kprobe_ftrace_handler(): the probe on this __fentry__ site, with regs->ip as after an int3. */
   private ftraceHandler(ip: bigint, regs: PtRegs, task: Task): void {
-    const bit = ftraceTestRecursionTrylock(task);
+    const bit = ftraceTestRecursionTrylock(this.ftrace.tasks, task);
     if (bit < 0) return;
     // The events this handler records drop the depth it adds (trace_event_buffer_reserve()).
     task.preemptCount--;
@@ -650,7 +640,7 @@ export class Kprobes {
       this.hit(s, ip, regs, task, ip + MCOUNT_INSN_SIZE);
     } finally {
       task.preemptCount++;
-      ftraceTestRecursionUnlock(task, bit);
+      ftraceTestRecursionUnlock(this.ftrace.tasks, task, bit);
     }
   }
 

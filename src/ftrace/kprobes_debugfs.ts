@@ -1,9 +1,8 @@
 /**
  * What debugfs shows of kprobes (kprobes/list, kprobes/enabled,
- * kprobes/blacklist), made lazily so a kernel nobody probes pays nothing.
+ * kprobes/blacklist).
  */
-import type { Kernel } from '../kernel/kernel.js';
-import { Kprobes } from './kprobes.js';
+import type { Ftrace } from './ftrace.js';
 
 export interface KprobesView {
   list(): string;
@@ -12,11 +11,12 @@ export interface KprobesView {
   setArmed(on: boolean): void;
 }
 
-export function kprobesDebugView(kernel: Kernel): KprobesView {
+export function kprobesDebugView(ftrace: Ftrace): KprobesView {
+  const { kprobes, kernel } = ftrace;
   return {
-    list: () => Kprobes.of(kernel).listText(),
+    list: () => kprobes.listText(),
     blacklist: () => kernel.kprobeBlacklist.text,
-    armed: () => Kprobes.of(kernel).armed,
-    setArmed: (on) => Kprobes.of(kernel).setArmed(on),
+    armed: () => kprobes.armed,
+    setArmed: (on) => kprobes.setArmed(on),
   };
 }

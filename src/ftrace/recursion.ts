@@ -6,7 +6,7 @@
  */
 import { HARDIRQ_MASK, NMI_MASK, SOFTIRQ_MASK } from '../kernel/cpu.js';
 import type { Task } from '../kernel/task.js';
-import { ftraceTask } from './task_state.js';
+import type { FtraceTasks } from './task_state.js';
 
 /** Bit groups: the function callbacks themselves, and the list / assist functions. */
 export const TRACE_FTRACE_START = 0;
@@ -25,8 +25,8 @@ function contextLevel(task: Task): number {
  * trace_test_and_set_recursion(): the bit taken (>= 0), or -1 when the same
  * kind of callback is already running in this context of the task.
  */
-export function traceTestAndSetRecursion(task: Task, start: number): number {
-  const st = ftraceTask(task);
+export function traceTestAndSetRecursion(tasks: FtraceTasks, task: Task, start: number): number {
+  const st = tasks.of(task);
   const bit = start + contextLevel(task);
   if (st.recursion & (1 << bit)) return -1;
   st.recursion |= 1 << bit;
@@ -35,17 +35,17 @@ export function traceTestAndSetRecursion(task: Task, start: number): number {
 }
 
 /** trace_clear_recursion(). */
-export function traceClearRecursion(task: Task, bit: number): void {
+export function traceClearRecursion(tasks: FtraceTasks, task: Task, bit: number): void {
   task.preemptCount--;
-  ftraceTask(task).recursion &= ~(1 << bit);
+  tasks.of(task).recursion &= ~(1 << bit);
 }
 
 /** ftrace_test_recursion_trylock(): for ftrace callbacks; -1 on recursion. */
-export function ftraceTestRecursionTrylock(task: Task): number {
-  return traceTestAndSetRecursion(task, TRACE_FTRACE_START);
+export function ftraceTestRecursionTrylock(tasks: FtraceTasks, task: Task): number {
+  return traceTestAndSetRecursion(tasks, task, TRACE_FTRACE_START);
 }
 
 /** ftrace_test_recursion_unlock(). */
-export function ftraceTestRecursionUnlock(task: Task, bit: number): void {
-  traceClearRecursion(task, bit);
+export function ftraceTestRecursionUnlock(tasks: FtraceTasks, task: Task, bit: number): void {
+  traceClearRecursion(tasks, task, bit);
 }

@@ -10,11 +10,9 @@
  * inside one function at once.
  */
 import type { Executor } from '../kernel/executor.js';
-import type { Kernel } from '../kernel/kernel.js';
 import type { PtRegs } from '../kernel/regs.js';
 import type { Task } from '../kernel/task.js';
-import { Ftrace } from './ftrace.js';
-import { taskLifecycle } from './kernel_seam.js';
+import type { Ftrace } from './ftrace.js';
 
 /** struct rethook_node on x86_64: rcu_head 16, llist_node 8, ret_addr 8, frame 8, rethook* 8. */
 export const RETHOOK_NODE_SIZE = 48;
@@ -28,7 +26,26 @@ export class RethookNode {
   /** The task it hooks a call of, while in use. */
   hookedTask: Task | null = null;
 
-  constructor(readonly rethook: Rethook<RethookNode>) {}
+  constructor(readonly rethook: RethookPool) {}
+}
+
+/**
+ * A rethook as its nodes and the core see it, whatever its owner's node
+ * type: what runs at a hooked return, where a node goes back, and the pool's
+ * figures for stats.
+ */
+export interface RethookPool {
+  /** Who owns it (for stats): `kretprobe:NAME`, `fprobe:NAME`. */
+  readonly owner: string;
+  /** Bytes per node. */
+  readonly size: number;
+  readonly allocated: number;
+  readonly inUse: number;
+  readonly misses: number;
+  readonly bytes: number;
+  /** Runs the owner's handler for a node hooked on a return (nothing once stopped). */
+  run(node: RethookNode, correctRetAddr: bigint, regs: PtRegs, task: Task): void;
+  recycle(node: RethookNode): void;
 }
 
 /** Called at the hooked return: the node, the real return address, the registers (ip set to it, ax the return value). */
@@ -39,7 +56,7 @@ export type RethookHandler<N extends RethookNode> = (node: N, correctRetAddr: bi
  * `size` bytes). `stop()` makes in-flight nodes return without calling the
  * handler; `free()` also lets them go when they come back.
  */
-export class Rethook<N extends RethookNode = RethookNode> {
+export class Rethook<N extends RethookNode = RethookNode> implements RethookPool {
   handler: RethookHandler<N> | null;
   /** Every node of the pool. */
   readonly nodes: N[] = [];
@@ -66,7 +83,7 @@ export class Rethook<N extends RethookNode = RethookNode> {
       this.nodes.push(n);
       this.freeList.push(n);
     }
-    core.live.add(this as unknown as Rethook);
+    core.live.add(this);
   }
 
   get allocated(): number {
@@ -82,7 +99,7 @@ export class Rethook<N extends RethookNode = RethookNode> {
    * and one slot per possible CPU with room for every object (a power of two).
    */
   get bytes(): number {
-    return poolBytes(this.nodes.length, this.size, this.core.kernel.nrCpus);
+    return poolBytes(this.nodes.length, this.size, this.core.ftrace.kernel.nrCpus);
   }
 
   /** rethook_try_get(): a free node, or null (stopped, or the pool is dry). */
@@ -95,6 +112,10 @@ export class Rethook<N extends RethookNode = RethookNode> {
     }
     this.hooks++;
     return n;
+  }
+
+  run(node: N, correctRetAddr: bigint, regs: PtRegs, task: Task): void {
+    this.handler?.(node, correctRetAddr, regs, task);
   }
 
   /** rethook_recycle(): back to the pool (dropped once the rethook is freed). */
@@ -119,7 +140,7 @@ export class Rethook<N extends RethookNode = RethookNode> {
     this.stop();
     this.freed = true;
     this.freeList.length = 0;
-    this.core.live.delete(this as unknown as Rethook);
+    this.core.live.delete(this);
   }
 }
 
@@ -132,33 +153,26 @@ export function poolBytes(num: number, size: number, cpus: number): number {
   return num * objsz + cpus * (16 + cap * 8);
 }
 
-const instances = new WeakMap<Kernel, RethookCore>();
-
 /** The per-kernel side of rethook: the trampoline, the tasks' rethook lists, task exit. */
 export class RethookCore {
   readonly trampoline: bigint;
   /** current->rethooks of each task: innermost (list head) last. */
   private readonly lists = new WeakMap<Task, RethookNode[]>();
   /** Rethooks alive (for stats). */
-  readonly live = new Set<Rethook>();
+  readonly live = new Set<RethookPool>();
   /** Nodes dropped because their frame was left without returning through the trampoline. */
   stale = 0;
   /** Return hooks put on a slot another hook had already replaced (a call hooked twice). */
   stackedHooks = 0;
 
-  static of(kernel: Kernel): RethookCore {
-    let c = instances.get(kernel);
-    if (!c) instances.set(kernel, (c = new RethookCore(kernel)));
-    return c;
-  }
-
   private readonly exec: Executor;
 
-  private constructor(readonly kernel: Kernel) {
+  constructor(readonly ftrace: Ftrace) {
+    const kernel = ftrace.kernel;
     this.trampoline = kernel.symbols.lookupName('arch_rethook_trampoline')?.addr ?? 0xffffffff81000100n;
-    const exec = (this.exec = Ftrace.of(kernel).exec);
+    const exec = (this.exec = ftrace.exec);
     exec.trampolines.set(this.trampoline, (regs, task) => this.trampolineHandler(regs, task));
-    taskLifecycle(kernel).exited.add((task) => this.flushTask(task));
+    kernel.taskLifecycle.exited.add((task) => this.flushTask(task));
   }
 
   /** The rethook list of a task, innermost last. */
@@ -206,16 +220,13 @@ export class RethookCore {
     }
     if (last < 0) return 0n;
     regs.ip = correct;
-    const ftrace = Ftrace.of(this.kernel);
     for (let i = l.length - 1; i >= last; i--) {
       const n = l[i];
       if (n.frame !== frame) break;
-      const h = n.rethook.handler;
-      if (!h) continue;
       try {
-        h(n, correct, regs, task);
+        n.rethook.run(n, correct, regs, task);
       } catch (e) {
-        ftrace.hookFailed(e);
+        this.ftrace.hookFailed(e);
       }
     }
     const done = l.splice(last);

@@ -5,12 +5,11 @@
  * keeps the deepest stack seen: each return address with the depth where
  * it sits and the size of its frame (stack_trace, stack_max_size).
  */
-import type { Kernel } from '../kernel/kernel.js';
 import { sprintSymbol } from '../kernel/kallsyms.js';
 import { THREAD_SIZE } from '../kernel/kmem.js';
 import type { PtRegs } from '../kernel/regs.js';
 import type { Task } from '../kernel/task.js';
-import { Ftrace } from './ftrace.js';
+import type { Ftrace } from './ftrace.js';
 import { FtraceOps } from './ftrace_ops.js';
 
 /** Kernel stacks are aligned on their size. */
@@ -25,8 +24,6 @@ interface StackEntry {
   depth: number;
 }
 
-const instances = new WeakMap<Kernel, StackTracer>();
-
 export class StackTracer {
   readonly ops: FtraceOps;
   /** stack_tracer_enabled (the sysctl). */
@@ -37,13 +34,7 @@ export class StackTracer {
   /** disable_stack_tracer: nesting guard. */
   private busy = false;
 
-  static of(kernel: Kernel): StackTracer {
-    let s = instances.get(kernel);
-    if (!s) instances.set(kernel, (s = new StackTracer(kernel)));
-    return s;
-  }
-
-  private constructor(readonly kernel: Kernel) {
+  constructor(private readonly ftrace: Ftrace) {
     this.ops = new FtraceOps({
       funcSym: 'stack_trace_call',
       func: (ip, _parentIp, _op, regs, task) => this.call(ip, regs, task),
@@ -53,9 +44,8 @@ export class StackTracer {
   /** stack_trace_sysctl(): registers or unregisters the ops when the value flips. */
   setEnabled(on: boolean): void {
     if (on === this.enabled) return;
-    const ftrace = Ftrace.of(this.kernel);
-    if (on) ftrace.register(this.ops);
-    else ftrace.unregister(this.ops);
+    if (on) this.ftrace.register(this.ops);
+    else this.ftrace.unregister(this.ops);
     this.enabled = on;
   }
 
@@ -80,7 +70,7 @@ export class StackTracer {
     const thisSize = Number(top - here);
     if (thisSize <= this.maxSize) return;
     this.maxSize = thisSize;
-    const mem = Ftrace.of(this.kernel).exec.memory;
+    const mem = this.ftrace.exec.memory;
     // stack_trace_save() unwinds to the real return addresses...
     const trace: { addr: bigint; loc: bigint }[] = [{ addr: ret, loc: here }];
     for (let i = task.frames.length - 1; i >= 0 && trace.length < STACK_TRACE_ENTRIES - 1; i--) {
@@ -117,7 +107,7 @@ export class StackTracer {
     for (let i = 0; i < n; i++) {
       const e = this.entries[i];
       const size = i + 1 === n ? e.depth : e.depth - this.entries[i + 1].depth;
-      s += `${String(i).padStart(3)}) ${String(e.depth).padStart(8)}   ${String(size).padStart(5)}   ${sprintSymbol(this.kernel.symbols, e.addr)}\n`;
+      s += `${String(i).padStart(3)}) ${String(e.depth).padStart(8)}   ${String(size).padStart(5)}   ${sprintSymbol(this.ftrace.kernel.symbols, e.addr)}\n`;
     }
     return s;
   }

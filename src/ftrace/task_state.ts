@@ -1,7 +1,7 @@
 /**
  * The ftrace fields of a task (task_struct's trace_recursion, ret_stack,
  * curr_ret_stack, curr_ret_depth, trace_overrun, ftrace_timestamp,
- * ftrace_sleeptime), kept beside the kernel's Task.
+ * ftrace_sleeptime), kept by the ftrace core beside the kernel's Task.
  */
 import type { Task } from '../kernel/task.js';
 
@@ -22,21 +22,25 @@ export class FtraceTaskState {
   ftraceSleeptime = 0;
 }
 
-const states = new WeakMap<Task, FtraceTaskState>();
-let lastTask: Task | undefined;
-let lastState: FtraceTaskState | undefined;
+/** The ftrace state of every task, made on first use. */
+export class FtraceTasks {
+  private readonly states = new WeakMap<Task, FtraceTaskState>();
+  /** The last task asked for: hooks ask for the same task many times in a row. */
+  private lastTask?: Task;
+  private lastState?: FtraceTaskState;
 
-/** The ftrace state of a task (made on first use). */
-export function ftraceTask(task: Task): FtraceTaskState {
-  if (task === lastTask) return lastState!;
-  let s = states.get(task);
-  if (!s) states.set(task, (s = new FtraceTaskState()));
-  lastTask = task;
-  lastState = s;
-  return s;
-}
+  /** The ftrace state of a task (made on first use). */
+  of(task: Task): FtraceTaskState {
+    if (task === this.lastTask) return this.lastState!;
+    let s = this.states.get(task);
+    if (!s) this.states.set(task, (s = new FtraceTaskState()));
+    this.lastTask = task;
+    this.lastState = s;
+    return s;
+  }
 
-/** The state if the task has one yet. */
-export function peekFtraceTask(task: Task): FtraceTaskState | undefined {
-  return states.get(task);
+  /** The state if the task has one yet. */
+  peek(task: Task): FtraceTaskState | undefined {
+    return this.states.get(task);
+  }
 }

@@ -5,5 +5,5 @@ import { registerControlCommand } from './control.js';
 registerControlCommand(
   'stats',
   'return hooks: fgraph shadow stacks, rethook pools, fprobe/kretprobe/kprobe hits and misses, doubly hooked functions; args {"perTask": N}',
-  (args, ctx) => collectHookStats(ctx.emulator.kernel, { perTaskLimit: typeof args.perTask === 'number' ? args.perTask : 50 }),
+  (args, ctx) => collectHookStats(ctx.emulator.ftrace, { perTaskLimit: typeof args.perTask === 'number' ? args.perTask : 50 }),
 );

@@ -37,7 +37,7 @@ export const SYSTEM_VIEWS: Record<string, (emu: Emulator) => SystemView | undefi
   '/proc/kallsyms': (e) => kallsymsText(e.kernel.symbols),
   '/proc/version': (e) => ({ perm: 0o444, fops: procVersion(e.kernel) }),
   '/proc/interrupts': () => ({ perm: 0o444, fops: procInterrupts(hostInterrupts) }),
-  '/proc/sys/kernel/stack_tracer_enabled': (e) => ({ perm: 0o644, fops: procStackTracerEnabled(e.kernel) }),
+  '/proc/sys/kernel/stack_tracer_enabled': (e) => ({ perm: 0o644, fops: procStackTracerEnabled(e.ftrace) }),
 };
 
 function isLive(v: SystemView): v is LiveView {

@@ -320,11 +320,6 @@ export class Kernel implements HookHost {
     return execContext(task, this.cpus[task.cpu % this.nrCpus]);
   }
 
-  /** The same, by the name the ftrace core looks for. */
-  contextOf(task: Task): ExecContext {
-    return this.context(task);
-  }
-
   /** num_online_cpus(). */
   numOnlineCpus(): number {
     let n = 0;

@@ -51,6 +51,12 @@ export class TraceArray {
   private _tracingOn = true;
   /** Called with each trace_marker record before its newline is added (ftrace/print triggers). */
   markerHook?: (entry: Buffer, cpu: number) => void;
+  /** Its function tracing: ftrace ops, filters, pid lists, function probes, the graph tracer's fgraph_ops. */
+  readonly ftrace: ArrayFtrace;
+  /** Told of each tracer registered later (the tracefs adds its option files). */
+  readonly tracerWatchers = new Set<(t: Tracer) => void>();
+  /** tr->clear_trace: a dynamic event that was on here was removed; its buffers are reset after the command. */
+  clearTrace = false;
 
   constructor(
     readonly tracing: Tracing,
@@ -74,6 +80,7 @@ export class TraceArray {
     }
     this.buffer.overwrite = this.snapshotBuffer.overwrite = this.options.has('overwrite');
     for (const t of tracing.tracers.all()) this.initTracerOptions(t);
+    this.ftrace = new ArrayFtrace(this);
   }
 
   get isTop(): boolean {
@@ -263,7 +270,13 @@ export class TraceArray {
     this.tracer = nopTracer;
   }
 
-  initTracerOptions(t: Tracer): void {
+  /** A tracer was registered: its options get their defaults here, and the watchers hear of it. */
+  tracerRegistered(t: Tracer): void {
+    this.initTracerOptions(t);
+    for (const w of this.tracerWatchers) w(t);
+  }
+
+  private initTracerOptions(t: Tracer): void {
     if (this.tracerOptions.has(t.name)) return;
     this.tracerOptions.set(t.name, new Set((t.options ?? []).filter((o) => o.default).map((o) => o.name)));
   }
@@ -325,7 +338,7 @@ export class TraceArray {
         break;
       case 'function-fork':
         // ftrace_pid_follow_fork()
-        ArrayFtrace.of(this).fa.followFork(on);
+        this.ftrace.fa.followFork(on);
         break;
     }
     if (on) this.options.add(name);

@@ -50,6 +50,8 @@ export interface Tracer {
   stop?(tr: TraceArray): void;
   /** A tracer option is being set: throw to refuse (set_flag). */
   setOption?(tr: TraceArray, name: string, on: boolean): void;
+  /** tracing_thresh was written while this is the top level's tracer (update_thresh). */
+  updateThresh?(tr: TraceArray): void;
   /** A core option is changing: return false to refuse it with EINVAL (flag_changed). */
   coreOptionChanging?(tr: TraceArray, name: string, on: boolean): boolean;
   /** Replaces the default `trace` header (print_header). */
@@ -60,7 +62,7 @@ export interface Tracer {
 
 export class TracerRegistry {
   private readonly tracers = new Map<string, Tracer>();
-  /** Called when a tracer registers, so trace arrays can add its options and option files (a removed instance's callback goes with it). */
+  /** Called when a tracer registers (the Tracing tells each of its trace arrays). */
   readonly onRegister = new Set<(t: Tracer) => void>();
 
   register(t: Tracer): void {

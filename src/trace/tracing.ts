@@ -1,12 +1,19 @@
-/** The tracing subsystem as a whole: the top-level trace array and the instances. */
+/**
+ * The tracing subsystem as a whole: the top-level trace array and the
+ * instances, the ftrace core and the subsystems over it (events, dynamic
+ * events, tracers).
+ */
 import { registerBlkTracer } from './blk_tracer.js';
 import { registerMmioTracer } from './mmio_tracer.js';
+import { Ftrace } from '../ftrace/ftrace.js';
 import { fail } from '../kernel/errno.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { Task } from '../kernel/task.js';
+import { DynEvents } from './dynevent/dyn_events.js';
 import { ErrorLog } from './error_log.js';
 import { EventRegistry } from './event_registry.js';
 import { TraceEvents } from './events/trace_events.js';
+import { GraphGlobals } from './ftrace/function_graph_tracer.js';
 import { initFtrace } from './ftrace/init.js';
 import { registerFtraceEntries, type FtraceEntryTypes } from './ftrace_entries.js';
 import { SavedCmdlines } from './saved_cmdlines.js';
@@ -15,6 +22,8 @@ import { makeTraceClocks, type TraceClock } from './trace_clock.js';
 import { TracerRegistry, nopTracer } from './tracer.js';
 
 export class Tracing {
+  /** The ftrace core: function hooks, fgraph, kprobes, fprobes, rethook. */
+  readonly ftrace: Ftrace;
   readonly top: TraceArray;
   readonly instances = new Map<string, TraceArray>();
   /** Every event type, static and dynamic. */
@@ -36,13 +45,18 @@ export class Tracing {
   readonly features = new Set<string>();
   /** The ftrace-internal event types this layer records (ftrace/print, ftrace/raw_data). */
   readonly ftraceTypes: FtraceEntryTypes;
+  /** The function_graph tracer's settings shared by every trace array (max_graph_depth, ...). */
+  readonly graphGlobals = new GraphGlobals();
+  private events_?: TraceEvents;
+  private dynEvents_?: DynEvents;
 
   constructor(readonly kernel: Kernel) {
+    this.ftrace = new Ftrace(kernel);
     this.clocks = makeTraceClocks(kernel.clock);
     this.errorLog = new ErrorLog(() => kernel.clock.now());
     this.tracers.register(nopTracer);
     this.tracers.onRegister.add((t) => {
-      for (const tr of this.arrays()) tr.initTracerOptions(t);
+      for (const tr of this.arrays()) tr.tracerRegistered(t);
     });
     this.ftraceTypes = registerFtraceEntries(this);
     initFtrace(this);
@@ -62,10 +76,16 @@ export class Tracing {
 
   /**
    * The trace event subsystem: event types in the kernel's list order, each
-   * array's event state, addEventType() / removeEventType() for dynamic events.
+   * array's event state, addEventType() / removeEventType() for dynamic events
+   * (made, with the static catalogue, on first use).
    */
   get events(): TraceEvents {
-    return TraceEvents.of(this);
+    return (this.events_ ??= new TraceEvents(this));
+  }
+
+  /** The dynamic events (dynamic_events, kprobe_events, ...), made on first use. */
+  get dynEvents(): DynEvents {
+    return (this.dynEvents_ ??= new DynEvents(this));
   }
 
   /** mkdir instances/NAME. */
@@ -76,15 +96,25 @@ export class Tracing {
     return tr;
   }
 
-  /** rmdir instances/NAME: EBUSY while something holds it. */
+  /**
+   * rmdir instances/NAME (__remove_instance()): EBUSY while something holds
+   * it; else everything the instance has is undone — its tracer, function
+   * probes, events and triggers, ftrace ops and pid lists, what it registered
+   * to follow tracers and event types, its error_log — and nothing shared
+   * keeps it (or its buffers) any more.
+   */
   removeInstance(name: string): void {
     const tr = this.instances.get(name);
     if (!tr) fail('ENODEV');
     if (tr.refs > 0 || tr.traceRef > 0) fail('EBUSY');
-    tr.setNop();
-    this.markerCopies.delete(tr);
-    if (this.printkTrace === tr) this.setPrintkTrace(this.top);
     this.instances.delete(name);
+    if (this.printkTrace === tr) this.setPrintkTrace(this.top);
+    this.markerCopies.delete(tr);
+    tr.setNop();
+    tr.ftrace.fa.probes.clear();
+    this.events_?.removeArray(tr);
+    tr.ftrace.destroy();
+    this.errorLog.clear(tr);
   }
 
   /** update_printk_trace(): one trace array at a time has trace_printk_dest. */

@@ -4,7 +4,7 @@
  * event (enable, filter, trigger, format, id, hist), as the kernel lays them
  * out (directories show one link). Event directories are filled on first
  * lookup and then kept, so ownership changes stick; dynamic event types come
- * and go through TraceEvents' listeners.
+ * and go through the array's event-type listener.
  */
 import { fail } from '../kernel/errno.js';
 import { EVENT_FL_IGNORE_ENABLE, EVENT_FL_NO_REG, type TraceEventType } from '../trace/event_type.js';
@@ -13,7 +13,7 @@ import { subbufSize, updateBuffers } from '../trace/events/array_hooks.js';
 import { applyEventFilter, applySystemFilter, showSystemFilter } from '../trace/events/filter/event_filter.js';
 import { formatText } from '../trace/events/format_file.js';
 import { enabledState, setClearEvents } from '../trace/events/set_event.js';
-import { type EventTypeListener, TraceEvents } from '../trace/events/trace_events.js';
+import type { TraceEvents } from '../trace/events/trace_events.js';
 import { processTrigger, showTriggers } from '../trace/events/triggers/trigger.js';
 import { entryHeaderFormat, pageHeaderFormat } from '../trace/ring_buffer_event.js';
 import type { TraceArray } from '../trace/trace_array.js';
@@ -157,7 +157,7 @@ export class EventsDir {
   private readonly ae: ArrayEvents;
 
   constructor(readonly tr: TraceArray) {
-    this.te = TraceEvents.of(tr.tracing);
+    this.te = tr.tracing.events;
     this.ae = this.te.array(tr);
     const ae = this.ae;
     const dir = (this.dir = new Dir('events', 0o755));
@@ -301,32 +301,19 @@ export class EventsDir {
   }
 }
 
-const mounted = new WeakMap<TraceArray, { events: EventsDir; listener: EventTypeListener }>();
-
 /**
  * Gives a trace array's directory its events/ tree and root event files, and
  * keeps the tree in step with event types added and removed later.
  */
 export function addEventFiles(dir: Dir, tr: TraceArray): EventsDir {
-  const te = TraceEvents.of(tr.tracing);
+  const te = tr.tracing.events;
   const events = new EventsDir(tr);
   dir.add(events.dir);
   addEventRootFiles(dir, te, tr);
-  const listener: EventTypeListener = {
+  te.array(tr).typeListener = {
     added: (t) => events.addType(t),
     removed: (t) => events.removeType(t),
     canRemove: (t) => events.canRemove(t),
   };
-  te.listeners.add(listener);
-  mounted.set(tr, { events, listener });
   return events;
-}
-
-/** An instance goes: its events stop and its tree no longer follows the types. */
-export function removeEventFiles(tr: TraceArray): void {
-  const te = TraceEvents.of(tr.tracing);
-  const m = mounted.get(tr);
-  if (m) te.listeners.delete(m.listener);
-  mounted.delete(tr);
-  te.removeArray(tr);
 }

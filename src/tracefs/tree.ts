@@ -2,9 +2,8 @@
 import type { Caller, TaskOf } from '../kernel/caller.js';
 import type { TraceArray } from '../trace/trace_array.js';
 import type { Tracing } from '../trace/tracing.js';
-import { addEventFiles, removeEventFiles } from './eventfs.js';
-import { removeFtraceState } from './files/ftrace.js';
-import { addCoreFiles, addTopFiles, removeCoreFiles } from './files/index.js';
+import { addEventFiles } from './eventfs.js';
+import { addCoreFiles, addTopFiles } from './files/index.js';
 import { Dir, type SuperBlock } from './node.js';
 import { Tracefs } from './tracefs.js';
 
@@ -22,11 +21,8 @@ function instancesDir(tracing: Tracing): Dir {
       addInstanceFiles(idir, tr);
     },
     rmdir(dir: Dir, name: string) {
-      const tr = tracing.instances.get(name);
+      // EBUSY while the instance is held; else the tracing side undoes all of it
       tracing.removeInstance(name);
-      if (tr) removeCoreFiles(tr);
-      if (tr) removeEventFiles(tr);
-      if (tr) removeFtraceState(tr);
       dir.remove(name);
     },
   });

@@ -3,7 +3,6 @@ import type { ExecContext } from '../../src/kernel/context.js';
 import type { Series } from '../../src/kernel/series.js';
 import { Task } from '../../src/kernel/task.js';
 import type { TraceArray } from '../../src/trace/trace_array.js';
-import { TraceEvents } from '../../src/trace/events/trace_events.js';
 import { testEmulator } from './emulator.js';
 import { echo } from './tracefs.js';
 
@@ -33,7 +32,7 @@ export function emulator(series: Series = '7.2') {
   const e = testEmulator({ series });
   const w = (path: string, data: string, append = false) => echo(e.fs, path, data, append);
   const r = (path: string) => e.fs.readFile(path);
-  const te = TraceEvents.of(e.tracing);
+  const te = e.tracing.events;
   const top = capture(e.tracing.top);
   /** The text of captured records, "name: ..." as the trace file prints them. */
   const lines = (recs: Captured[] = top) =>

@@ -5,7 +5,6 @@
 import type { Kernel } from '../../src/kernel/kernel.js';
 import type { Call } from '../../src/kernel/executor.js';
 import type { Task } from '../../src/kernel/task.js';
-import { executorOf } from '../../src/ftrace/kernel_seam.js';
 
 /** [function, ...callees]; a bare name is a leaf. Returns `ret` (default 0). */
 export type CallTree = string | [string, ...CallTree[]] | { fn: string; ret?: bigint | number; calls?: CallTree[] };
@@ -29,7 +28,7 @@ export function withStack(task: Task): Task {
 
 /** Runs a call tree in `task` (synchronously). */
 export function run(kernel: Kernel, task: Task, tree: CallTree): bigint {
-  const exec = executorOf(kernel);
+  const exec = kernel.exec;
   withStack(task);
   const go = (parent: Call | null, t: CallTree): bigint => {
     const n = norm(t);
@@ -64,3 +63,13 @@ export const READ_PROC_VERSION: CallTree = [
     ],
   ],
 ];
+
+/** What kernel_clone() tells its hooks of a new task (shadow stacks, function-fork). */
+export function notifyFork(kernel: Kernel, child: Task, parent?: Task): void {
+  for (const f of kernel.taskLifecycle.forked) f(child, parent);
+}
+
+/** What do_exit() tells its hooks. */
+export function notifyExit(kernel: Kernel, task: Task): void {
+  for (const f of kernel.taskLifecycle.exited) f(task);
+}

@@ -114,9 +114,8 @@ describe('synthetic events', () => {
     await w('synthetic_events', 'wakeup_lat pid_t pid; u64 lat; char comm[16]; char name[]\n');
     expect(await r('synthetic_events')).toBe('wakeup_lat\tpid_t pid; u64 lat; char[16] comm; char[] name\n');
     await w('events/synthetic/wakeup_lat/enable', '1');
-    const { DynEvents } = await import('../../src/trace/dynevent/dyn_events.js');
     const { SynthEvent } = await import('../../src/trace/dynevent/trace_events_synth.js');
-    const type = DynEvents.of(tracing).registry.event('synthetic', 'wakeup_lat');
+    const type = tracing.dynEvents.registry.event('synthetic', 'wakeup_lat');
     if (!(type instanceof SynthEvent)) throw new Error('no synthetic event wakeup_lat');
     const task = kernel.tasks.add(new Task(77, 77, 'cyclic', 1));
     const ctx = { task, cpu: 0, flags: 0, preemptCount: 0 };

@@ -5,7 +5,6 @@
  * from timestamps, pids and addresses.
  */
 import { describe, expect, it } from 'vitest';
-import { executorOf } from '../../src/ftrace/kernel_seam.js';
 import type { Series } from '../../src/kernel/series.js';
 import { Task } from '../../src/kernel/task.js';
 import type { Kernel } from '../../src/kernel/kernel.js';
@@ -23,7 +22,7 @@ const events = (text: string): string[] => text.split('\n').filter((l) => l && !
 
 /** The real kernels' return offsets of calls: `ksys_read+0x7b` after vfs_read. */
 function realCallSites(kernel: Kernel): void {
-  executorOf(kernel).callSite = (caller, callee) => kernel.callSites.returnOffset(caller, callee);
+  kernel.exec.callSite = (caller, callee) => kernel.callSites.returnOffset(caller, callee);
 }
 
 /** `head -c 20 /proc/version` reads: vfs_read returns what it read. */
@@ -77,7 +76,7 @@ function fileObject(kernel: Kernel, addr: bigint, fMode: number): bigint {
   const m = st?.members.find((x) => x.name === 'f_mode');
   const b = Buffer.alloc(4);
   b.writeUInt32LE(fMode);
-  executorOf(kernel).memory.write(addr + BigInt((m?.bitOffset ?? 0) / 8), b);
+  kernel.exec.memory.write(addr + BigInt((m?.bitOffset ?? 0) / 8), b);
   return addr;
 }
 
@@ -171,7 +170,7 @@ describe.each(['7.2', '6.12'] as Series[])('probe event samples of %s', (series)
     await echo(fs, 'events/fprobes/enable', '1\n');
     const head = kernel.tasks.add(new Task(240, 240, 'head', 1));
     const file = fileObject(kernel, 0xff48e065413ca000n, 67797005);
-    const exec = executorOf(kernel);
+    const exec = kernel.exec;
     withStackOf(head);
     const want = tail(sample(series, 'x-trace.args-fprobes-vfs_read.head40.txt'), 6);
     // the user buffer of that read, as the sample's last read had it

@@ -4,8 +4,7 @@
  * kprobes, fgraph_ops for exit fprobes) and through tracefs for the tracers.
  */
 import { describe, expect, it } from 'vitest';
-import { Fgraph, FgraphOps } from '../../src/ftrace/fgraph.js';
-import { Ftrace } from '../../src/ftrace/ftrace.js';
+import { FgraphOps } from '../../src/ftrace/fgraph.js';
 import { FTRACE_OPS_FL_SAVE_ARGS, FTRACE_OPS_FL_SAVE_REGS, FtraceOps } from '../../src/ftrace/ftrace_ops.js';
 import { kernelSample } from '../helpers/fixtures.js';
 import { echo, setup } from '../helpers/tracefs.js';
@@ -15,9 +14,8 @@ const noAddr = (s: string) => s.replace(/tramp: 0x[0-9a-f]+/g, 'tramp: 0x?');
 
 describe('enabled_functions of the 7.2 samples', () => {
   it('fprobe entry, exit, function_graph and kretprobe on vfs_read (x-enabled_functions.a … e)', async () => {
-    const { fs, read, kernel } = setup();
-    const ftrace = Ftrace.of(kernel);
-    const fgraph = Fgraph.of(kernel);
+    const { fs, read, kernel, ftrace } = setup();
+    const { fgraph } = ftrace;
     const vfsRead = kernel.symbols.byName('vfs_read')[0].id;
     const check = async (name: string) => expect(noAddr(await read('enabled_functions'))).toBe(noAddr(sample(name)));
 

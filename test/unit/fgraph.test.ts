@@ -2,19 +2,17 @@ import { describe, expect, it } from 'vitest';
 import { Kernel } from '../../src/kernel/kernel.js';
 import { Task } from '../../src/kernel/task.js';
 import { FTRACE_FL_MODIFIED, FTRACE_FL_TOUCHED } from '../../src/ftrace/dyn_ftrace.js';
-import { Fgraph, type FgraphEntryFunc, FgraphOps, type FgraphRetFunc } from '../../src/ftrace/fgraph.js';
+import { type FgraphEntryFunc, FgraphOps, type FgraphRetFunc } from '../../src/ftrace/fgraph.js';
 import { Ftrace } from '../../src/ftrace/ftrace.js';
 import { FTRACE_OPS_FL_DYNAMIC, FTRACE_OPS_FL_RECURSION, FTRACE_OPS_FL_SAVE_REGS, FtraceOps } from '../../src/ftrace/ftrace_ops.js';
-import { notifyExit, notifyFork } from '../../src/ftrace/kernel_seam.js';
 import { SHADOW_STACK_MAX_OFFSET } from '../../src/ftrace/shadow_stack.js';
-import { ftraceTask } from '../../src/ftrace/task_state.js';
 import { KernelError } from '../../src/kernel/errno.js';
-import { run } from '../helpers/ftrace-driver.js';
+import { notifyExit, notifyFork, run } from '../helpers/ftrace-driver.js';
 
 function setup() {
   const kernel = new Kernel({ cpus: 2 });
-  const ftrace = Ftrace.of(kernel);
-  const fgraph = Fgraph.of(kernel);
+  const ftrace = new Ftrace(kernel);
+  const { fgraph } = ftrace;
   const task = kernel.tasks.add(new Task(200, 200, 'deep', 1));
   const id = (name: string) => kernel.symbols.byName(name)[0].id;
   return { kernel, ftrace, fgraph, task, id };
@@ -65,8 +63,8 @@ describe('fgraph', () => {
     const frames = Math.floor((SHADOW_STACK_MAX_OFFSET - 4 - 1) / 4) + 1;
     expect(entries).toBe(frames);
     expect(returns).toBe(frames);
-    expect(ftraceTask(task).traceOverrun).toBe(depth - frames);
-    expect(ftraceTask(task).currRetStack).toBe(0);
+    expect(ftrace.tasks.of(task).traceOverrun).toBe(depth - frames);
+    expect(ftrace.tasks.of(task).currRetStack).toBe(0);
     expect(ftrace.exec.corruptions).toBe(0);
     expect(fgraph.frames(task)).toEqual([]);
     fgraph.unregister(g);

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Fprobe, disableFprobe, enableFprobe, registerFprobe, unregisterFprobe } from '../../src/ftrace/fprobe.js';
-import { Kprobe, Kprobes, Kretprobe } from '../../src/ftrace/kprobes.js';
+import { Kprobe, Kretprobe } from '../../src/ftrace/kprobes.js';
 import type { Series } from '../../src/kernel/series.js';
 import { kernelSample as sample } from '../helpers/fixtures.js';
 import { echo, setup } from '../helpers/tracefs.js';
@@ -16,17 +16,17 @@ const noAddr = (s: string) => s.replace(/tramp: 0x[0-9a-f]+/g, 'tramp: 0x?');
 
 describe.each(['7.2', '6.12'] as Series[])('enabled_functions with fprobes and kprobes (%s)', (series) => {
   it('x-enabled_functions.a … e', async () => {
-    const { fs, read, kernel } = setup({ series });
+    const { fs, read, ftrace } = setup({ series });
     const check = async (name: string) => expect(noAddr(await read('enabled_functions'))).toBe(noAddr(sample(series, name)));
     const v72 = series === '7.2';
     const fentry = new Fprobe({ entry: () => {} });
     const fexit = new Fprobe({ exit: () => {} });
 
-    registerFprobe(kernel, fentry, 'vfs_read');
+    registerFprobe(ftrace, fentry, 'vfs_read');
     await check('x-enabled_functions.a-fprobe-entry-vfs_read.txt');
-    registerFprobe(kernel, fexit, 'vfs_read');
+    registerFprobe(ftrace, fexit, 'vfs_read');
     await check('x-enabled_functions.b-fprobe-entry-and-exit-vfs_read.txt');
-    if (v72) unregisterFprobe(kernel, fentry);
+    if (v72) unregisterFprobe(ftrace, fentry);
     else disableFprobe(fentry);
     await check('x-enabled_functions.b2-fprobe-exit-only-vfs_read.txt');
     await echo(fs, 'set_ftrace_filter', 'vfs_read\n');
@@ -36,21 +36,21 @@ describe.each(['7.2', '6.12'] as Series[])('enabled_functions with fprobes and k
     await echo(fs, 'set_ftrace_filter', '\n');
     await check('x-enabled_functions.c2-after-nop.txt');
     const kret = new Kretprobe({ symbol: 'vfs_read', handler: () => {} });
-    Kprobes.of(kernel).registerKretprobe(kret);
+    ftrace.kprobes.registerKretprobe(kret);
     await check('x-enabled_functions.d-kretprobe-and-fprobe-exit-vfs_read.txt');
-    Kprobes.of(kernel).unregisterKretprobe(kret);
-    unregisterFprobe(kernel, fexit);
-    if (!v72) unregisterFprobe(kernel, fentry);
+    ftrace.kprobes.unregisterKretprobe(kret);
+    unregisterFprobe(ftrace, fexit);
+    if (!v72) unregisterFprobe(ftrace, fentry);
     await check('x-enabled_functions.e-all-removed.txt');
   });
 
   it('enabled_functions.with-fprobe-and-kprobe-events', async () => {
-    const { read, kernel } = setup({ series });
+    const { read, ftrace } = setup({ series });
     const myprobe = new Fprobe({ entry: () => {} });
     const myretprobe = new Fprobe({ exit: () => {} });
-    registerFprobe(kernel, myprobe, 'vfs_read');
-    registerFprobe(kernel, myretprobe, 'vfs_read');
-    const kp = Kprobes.of(kernel);
+    registerFprobe(ftrace, myprobe, 'vfs_read');
+    registerFprobe(ftrace, myretprobe, 'vfs_read');
+    const kp = ftrace.kprobes;
     const kp1 = new Kprobe({ symbol: 'vfs_read' });
     const kr1 = new Kretprobe({ symbol: 'vfs_read', handler: () => {} });
     kp.register(kp1, { disabled: true });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Kernel } from '../../src/kernel/kernel.js';
 import { Task } from '../../src/kernel/task.js';
 import { FunctionListing } from '../../src/ftrace/enabled_functions.js';
-import { Fgraph, FgraphOps } from '../../src/ftrace/fgraph.js';
+import { FgraphOps } from '../../src/ftrace/fgraph.js';
 import { Ftrace } from '../../src/ftrace/ftrace.js';
 import { FTRACE_OPS_FL_SAVE_REGS, FtraceOps } from '../../src/ftrace/ftrace_ops.js';
 import type { Series } from '../../src/kernel/series.js';
@@ -15,8 +15,8 @@ function noAddr(s: string): string {
 
 function setup(series: Series = '7.2') {
   const kernel = new Kernel({ series, cpus: 2 });
-  const ftrace = Ftrace.of(kernel);
-  const fgraph = Fgraph.of(kernel);
+  const ftrace = new Ftrace(kernel);
+  const { fgraph } = ftrace;
   const task = new Task(100, 100, 'cat', 1);
   task.sp = 0xffffc90000004000n;
   kernel.tasks.add(task);

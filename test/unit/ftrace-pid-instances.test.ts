@@ -4,10 +4,9 @@
  * function tracers in instances with their own filters (fgraph-multi*.tc).
  */
 import { describe, expect, it } from 'vitest';
-import { notifyExit, notifyFork } from '../../src/ftrace/kernel_seam.js';
 import { Task } from '../../src/kernel/task.js';
 import type { Kernel } from '../../src/kernel/kernel.js';
-import { run, withStack } from '../helpers/ftrace-driver.js';
+import { notifyExit, notifyFork, run, withStack } from '../helpers/ftrace-driver.js';
 import { echo, setup } from '../helpers/tracefs.js';
 
 let nextPid = 9000;

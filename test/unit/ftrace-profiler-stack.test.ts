@@ -5,7 +5,6 @@
  * fgraph-retval.tc use them.
  */
 import { describe, expect, it } from 'vitest';
-import { StackTracer } from '../../src/ftrace/stack_tracer.js';
 import { Task } from '../../src/kernel/task.js';
 import { stackTracerEnabledFile } from '../../src/tracefs/files/ftrace_stack.js';
 import { run, withStack } from '../helpers/ftrace-driver.js';
@@ -72,9 +71,9 @@ describe('function profiler (function-profiler feature)', () => {
 
 describe('stack tracer', () => {
   it('func_stack_tracer: the deepest stack, restricted by stack_trace_filter', async () => {
-    const { read, write, fork, kernel } = setupWith();
+    const { read, write, fork, ftrace } = setupWith();
     expect(await read('stack_trace')).toContain('#  Stack tracer disabled');
-    const sysctl = stackTracerEnabledFile(kernel);
+    const sysctl = stackTracerEnabledFile(ftrace);
     await write('stack_trace_filter', '\n');
     expect(await read('stack_trace_filter')).toBe('#### all functions enabled ####\n');
     await write('stack_max_size', '0\n');
@@ -94,7 +93,7 @@ describe('stack tracer', () => {
     const fl = (await read('stack_trace')).split('\n').find((l) => l.includes(' 0)'))!;
     expect(fl).toMatch(/lock/);
     sysctl.write!(f, Buffer.from('0\n'), 0);
-    expect(StackTracer.of(kernel).enabled).toBe(false);
+    expect(ftrace.stackTracer.enabled).toBe(false);
   });
 });
 

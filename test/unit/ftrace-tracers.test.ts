@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { executorOf } from '../../src/ftrace/kernel_seam.js';
 import { READ_PROC_VERSION, run } from '../helpers/ftrace-driver.js';
 import { kernelSample as sample } from '../helpers/fixtures.js';
 import { setup, traceLines } from '../helpers/tracefs.js';
@@ -24,7 +23,7 @@ describe('function tracer', () => {
     const lines = traceLines(await read('trace'));
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(/^ +sh-\d+ +\[000\] \.\.\.\.\. +\d+\.\d{6}: vfs_read <-ksys_read$/);
-    expect(executorOf(kernel).corruptions).toBe(0);
+    expect(kernel.exec.corruptions).toBe(0);
     await write('options/sym-offset', '1');
     expect(traceLines(await read('trace'))[0]).toMatch(/: vfs_read\+0x4\/0x490 <-ksys_read\+0x[0-9a-f]+\/0x110$/);
     await write('options/sym-offset', '0');
@@ -51,7 +50,7 @@ describe('function tracer', () => {
     const text = await read('trace');
     expect(text.split('\n').slice(0, 4).join('\n')).toBe(sample('7.2', 'trace.function_graph-set_ftrace_filter-vfs_read.head40.txt').split('\n').slice(0, 4).join('\n'));
     expect(shape(text)).toEqual([' 0) <duration>|  vfs_read();']);
-    expect(executorOf(kernel).corruptions).toBe(0);
+    expect(kernel.exec.corruptions).toBe(0);
   });
 
   it('function_graph with set_graph_function vfs_read prints the nested graph of the sample', async () => {
@@ -63,6 +62,6 @@ describe('function tracer', () => {
     const got = shape(await read('trace'));
     const want = shape(sample('7.2', 'trace.function_graph-set_graph_function-vfs_read.head60.txt')).slice(0, 32).map((l) => l.replace(/^ \d\)/, ' 0)'));
     expect(got).toEqual(want);
-    expect(executorOf(kernel).corruptions).toBe(0);
+    expect(kernel.exec.corruptions).toBe(0);
   });
 });

@@ -5,9 +5,8 @@ import '../../src/fuse/control_commands.js';
 import { RequestStats } from '../../src/fuse/request_stats.js';
 import type { MountedTracefs } from '../../src/fuse/mount.js';
 import { Fprobe, registerFprobe } from '../../src/ftrace/fprobe.js';
-import { Ftrace } from '../../src/ftrace/ftrace.js';
 import { formatHookStats, type HookStats } from '../../src/ftrace/hook_stats.js';
-import { Kprobes, Kretprobe } from '../../src/ftrace/kprobes.js';
+import { Kretprobe } from '../../src/ftrace/kprobes.js';
 import type { Series } from '../../src/kernel/series.js';
 import { Task } from '../../src/kernel/task.js';
 import { withStack } from '../helpers/ftrace-driver.js';
@@ -30,12 +29,12 @@ function ctx(series: Series): ControlContext {
 describe.each(['7.2', '6.12'] as Series[])('stats (%s)', (series) => {
   it('reports pools, stacks, hits and misses, and the functions hooked twice', async () => {
     const c = ctx(series);
-    const { kernel } = c.emulator;
-    const exec = Ftrace.of(kernel).exec;
+    const { kernel, ftrace } = c.emulator;
+    const exec = ftrace.exec;
     const fexit = new Fprobe({ exit: () => {}, name: 'fprobes/fexit' });
-    registerFprobe(kernel, fexit, 'vfs_read');
+    registerFprobe(ftrace, fexit, 'vfs_read');
     const kret = new Kretprobe({ symbol: 'vfs_read', maxactive: 1, handler: () => {}, name: 'kprobes/kret' });
-    Kprobes.of(kernel).registerKretprobe(kret);
+    ftrace.kprobes.registerKretprobe(kret);
     const a = withStack(kernel.tasks.add(new Task(900, 900, 'a', 1)));
     const b = withStack(kernel.tasks.add(new Task(901, 901, 'b', 1)));
     let open!: () => void;

@@ -16,7 +16,8 @@ import { withStack } from '../helpers/ftrace-driver.js';
 function kernelOf(series: Series) {
   const kernel = new Kernel({ cpus: 2, series, virtualClock: true });
   const task = withStack(kernel.tasks.add(new Task(700, 700, 'cat', 1)));
-  return { kernel, task, kp: Kprobes.of(kernel), exec: Ftrace.of(kernel).exec };
+  const ftrace = new Ftrace(kernel);
+  return { kernel, ftrace, task, kp: ftrace.kprobes, exec: ftrace.exec };
 }
 
 /** The probes of the oracle run: kp1 vfs_read, kp9 vfs_read+9, kr1 vfs_read, kp0 vfs_read+0, kpo do_sys_openat2+5, kro do_sys_openat2. */
@@ -37,7 +38,7 @@ const noAddr = (s: string) => s.replace(/^[0-9a-f]{16}/gm, 'ADDR');
 
 describe.each(['7.2', '6.12'] as Series[])('kprobes (%s)', (series) => {
   it('kprobes/list: hash-bucket order, aggregates newest first, [DISABLED] [OPTIMIZED] [FTRACE], disarm', () => {
-    const { kernel, kp } = kernelOf(series);
+    const { kernel, ftrace, kp } = kernelOf(series);
     const pr = oracleProbes(kp);
     const lines = kp.listText().split('\n').filter(Boolean);
     // As the kernels listed them (their order of buckets depends on the boot's addresses).
@@ -67,7 +68,7 @@ describe.each(['7.2', '6.12'] as Series[])('kprobes (%s)', (series) => {
     const disarmed = noAddr(kp.listText());
     expect(disarmed).toMatch(/^ADDR  k  vfs_read\+0x9    $/m);
     expect(disarmed).toMatch(/^ADDR  k  vfs_read\+0x4    \[FTRACE\]$/m);
-    expect(Ftrace.of(kernel).opsList.length).toBe(0);
+    expect(ftrace.opsList.length).toBe(0);
     kp.setArmed(false);
     kp.setArmed(true);
     kernel.clock.advance(20_000_000);
@@ -79,7 +80,7 @@ describe.each(['7.2', '6.12'] as Series[])('kprobes (%s)', (series) => {
     kp.unregisterKretprobe(pr.kr1);
     kp.unregisterKretprobe(pr.kro);
     expect(kp.listText()).toBe('');
-    expect(Ftrace.of(kernel).opsList.length).toBe(0);
+    expect(ftrace.opsList.length).toBe(0);
   });
 
   it('hits: aggregates newest first at the ftrace site, then int3 probes in the body, then the return', () => {
@@ -132,8 +133,8 @@ describe.each(['7.2', '6.12'] as Series[])('kprobes (%s)', (series) => {
   });
 
   it('enabled_functions: the shared kprobe_ftrace_handler ops, R, one line per probed function', async () => {
-    const { read, kernel } = setup({ series });
-    const kp = Kprobes.of(kernel);
+    const { read, ftrace } = setup({ series });
+    const kp = ftrace.kprobes;
     const size = series === '7.2' ? '0x1f0' : '0x1d0';
     kp.register(new Kprobe({ symbol: 'vfs_read' }));
     kp.registerKretprobe(new Kretprobe({ symbol: 'do_sys_openat2', handler: () => {} }));
@@ -145,14 +146,14 @@ describe.each(['7.2', '6.12'] as Series[])('kprobes (%s)', (series) => {
   });
 
   it('debugfs kprobes/list and kprobes/enabled', async () => {
-    const { kernel, debugfs, root } = setup({ series });
-    Kprobes.of(kernel).register(new Kprobe({ symbol: 'vfs_read' }));
+    const { ftrace, debugfs, root } = setup({ series });
+    ftrace.kprobes.register(new Kprobe({ symbol: 'vfs_read' }));
     expect(await debugfs.readFile('kprobes/list', root)).toMatch(/^[0-9a-f]{16}  k  vfs_read\+0x4    \[FTRACE\]\n$/);
     expect(await debugfs.readFile('kprobes/enabled', root)).toBe('1\n');
     await echo(debugfs, 'kprobes/enabled', '0\n');
     expect(await debugfs.readFile('kprobes/enabled', root)).toBe('0\n');
-    expect(Kprobes.of(kernel).armed).toBe(false);
+    expect(ftrace.kprobes.armed).toBe(false);
     await echo(debugfs, 'kprobes/enabled', '1\n');
-    expect(Kprobes.of(kernel).armed).toBe(true);
+    expect(ftrace.kprobes.armed).toBe(true);
   });
 });

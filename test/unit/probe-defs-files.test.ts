@@ -9,7 +9,6 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { testEmulator } from '../helpers/emulator.js';
 import type { Series } from '../../src/kernel/series.js';
-import { DynEvents } from '../../src/trace/dynevent/dyn_events.js';
 import type { DynEventFile } from '../../src/trace/dynevent/trace_dynevent.js';
 import { O_APPEND, O_WRONLY } from '../../src/tracefs/node.js';
 import type { Tracefs } from '../../src/tracefs/tracefs.js';
@@ -59,7 +58,7 @@ describe.each(['7.2', '6.12'] as Series[])('probe definitions through the files 
     const known = KNOWN[`${series} ${row.def}`];
     it.skipIf(known !== undefined)(`${row.id} ${JSON.stringify(row.def).slice(0, 90)}`, async () => {
       const { fs, kernel, tracing } = testEmulator({ series, cpus });
-      DynEvents.of(tracing).statPath = testStatPath;
+      tracing.dynEvents.statPath = testStatPath;
       const expand = (def: string): string =>
         def.replace(/\{\{ADDR:([^}]+)\}\}/g, (_, sym: string) => `0x${kernel.symbols.lookupName(sym)!.addr.toString(16)}`);
       for (const s of row.setup) expect(await append(fs, s.file, expand(s.def)), `setup ${s.def}`).toBe(s.errno);

@@ -5,7 +5,6 @@
  */
 import { describe, expect, it } from 'vitest';
 import { testEmulator } from '../helpers/emulator.js';
-import { DynEvents } from '../../src/trace/dynevent/dyn_events.js';
 import { DynEventRegistry, runCommands, type DynEvent } from '../../src/trace/dynevent/trace_dynevent.js';
 import { ProbeDynEvent, type TraceProbe } from '../../src/trace/probe/trace_probe.js';
 import { argvSplit, globMatch, isGoodName, kstrtol, kstrtoul, kstrtouint, sanitizeEventName, simpleStrtoul } from '../../src/trace/probe/kstr.js';
@@ -107,7 +106,7 @@ describe('the dynamic-event registry', () => {
 
   it('live, an event is its own event type in the events layer while it has probes', () => {
     const { tracing } = testEmulator({ series: '7.2' });
-    const dyn = DynEvents.of(tracing);
+    const dyn = tracing.dynEvents;
     const type = () => tracing.events.find('kprobes', 'kp');
     dyn.write('dynamic_events', 'p:kp vfs_read\np:kp vfs_write\n');
     expect(type()).toBe(dyn.registry.event('kprobes', 'kp'));

@@ -6,14 +6,11 @@
  * double hooking in both orders, and returns never corrupted.
  */
 import { describe, expect, it } from 'vitest';
-import { Fgraph, FgraphOps } from '../../src/ftrace/fgraph.js';
+import { FgraphOps } from '../../src/ftrace/fgraph.js';
 import { Fprobe, registerFprobe, unregisterFprobe, type FprobeEntry } from '../../src/ftrace/fprobe.js';
 import { FprobeGraph } from '../../src/ftrace/fprobe_fgraph.js';
 import { Ftrace } from '../../src/ftrace/ftrace.js';
-import { Kprobe, Kprobes, Kretprobe } from '../../src/ftrace/kprobes.js';
-import { RethookCore } from '../../src/ftrace/rethook.js';
-import { contextOf } from '../../src/ftrace/kernel_seam.js';
-import { ftraceTask } from '../../src/ftrace/task_state.js';
+import { Kprobe, Kretprobe } from '../../src/ftrace/kprobes.js';
 import type { Call } from '../../src/kernel/executor.js';
 import { sprintSymbol } from '../../src/kernel/kallsyms.js';
 import { Kernel } from '../../src/kernel/kernel.js';
@@ -26,21 +23,22 @@ let pid = 500;
 function setup(series: Series = '7.2') {
   const kernel = new Kernel({ cpus: 2, series });
   const task = withStack(kernel.tasks.add(new Task(pid, pid++, 'cat', 1)));
-  const exec = Ftrace.of(kernel).exec;
+  const ftrace = new Ftrace(kernel);
+  const exec = ftrace.exec;
   const sym = (a: bigint) => {
-    if (a === RethookCore.of(kernel).trampoline) return "[unknown/kretprobe'd]";
+    if (a === ftrace.rethooks.trampoline) return "[unknown/kretprobe'd]";
     return sprintSymbol(kernel.symbols, a).replace(/\/0x[0-9a-f]+$/, '');
   };
   /** ksys_read → vfs_read (whose body is `body`, returning `ret`). */
   const read = (t: Task = task, body?: (x: Call) => void, ret = 62) =>
     exec.call(t, 'ksys_read', [], (x) => x.call('vfs_read', [3, 0x1000, 1024], (y) => (body?.(y), ret)));
   const newTask = () => withStack(kernel.tasks.add(new Task(pid, pid++, 'worker', 1)));
-  return { kernel, task, exec, sym, read, newTask, kp: Kprobes.of(kernel) };
+  return { kernel, ftrace, task, exec, sym, read, newTask, kp: ftrace.kprobes };
 }
 
 /** `fn` calling itself `depth` times in `task`. */
-function recurse(kernel: Kernel, task: Task, fn: string, depth: number): void {
-  const exec = Ftrace.of(kernel).exec;
+function recurse(ftrace: Ftrace, task: Task, fn: string, depth: number): void {
+  const exec = ftrace.exec;
   const go = (x: Call | null, d: number): unknown => {
     const body = (c: Call) => (d > 1 ? (go(c, d - 1), 0) : 0);
     return x ? x.call(fn, [], body) : exec.call(task, fn, [], body);
@@ -52,28 +50,28 @@ const both = ['7.2', '6.12'] as Series[];
 
 describe.each(both)('fprobe semantics (%s)', (series) => {
   it('does not call the exit handler of an fprobe unregistered between entry and return', () => {
-    const { kernel, read, exec } = setup(series);
+    const { ftrace, read, exec } = setup(series);
     let exits = 0;
     const fp = new Fprobe({ exit: () => void exits++ });
-    registerFprobe(kernel, fp, 'vfs_read');
-    read(undefined, () => unregisterFprobe(kernel, fp));
+    registerFprobe(ftrace, fp, 'vfs_read');
+    read(undefined, () => unregisterFprobe(ftrace, fp));
     expect(exits).toBe(0);
     // A second fprobe registered meanwhile on the same function is not confused with the first.
     const fp2 = new Fprobe({ exit: () => void exits++ });
-    registerFprobe(kernel, fp, 'vfs_read');
+    registerFprobe(ftrace, fp, 'vfs_read');
     read(undefined, () => {
-      unregisterFprobe(kernel, fp);
-      registerFprobe(kernel, fp2, 'vfs_read');
+      unregisterFprobe(ftrace, fp);
+      registerFprobe(ftrace, fp2, 'vfs_read');
     });
     expect(exits).toBe(0);
     read();
     expect(exits).toBe(1);
     expect(exec.corruptions).toBe(0);
-    unregisterFprobe(kernel, fp2);
+    unregisterFprobe(ftrace, fp2);
   });
 
   it('session: an entry handler returning non-zero skips its own exit, without a miss', () => {
-    const { kernel, read, exec } = setup(series);
+    const { ftrace, read, exec } = setup(series);
     const log: string[] = [];
     let n = 0;
     const entry: FprobeEntry = (_fp, _ip, _ret, _regs, data) => {
@@ -83,8 +81,8 @@ describe.each(both)('fprobe semantics (%s)', (series) => {
     };
     const fp = new Fprobe({ entry, exit: (_fp, _ip, _ret, _regs, data) => void log.push(data!.readBigUInt64LE().toString(16)), entryDataSize: 8 });
     const other = new Fprobe({ entry: () => 1, exit: () => void log.push('other') });
-    registerFprobe(kernel, fp, 'vfs_read');
-    registerFprobe(kernel, other, 'vfs_read');
+    registerFprobe(ftrace, fp, 'vfs_read');
+    registerFprobe(ftrace, other, 'vfs_read');
     for (let i = 0; i < 4; i++) read();
     expect(log).toEqual(['1000', '3000']);
     expect(fp.nmissed).toBe(0);
@@ -93,7 +91,7 @@ describe.each(both)('fprobe semantics (%s)', (series) => {
   });
 
   it('passes the entry data to both handlers, per call, through nested calls', () => {
-    const { kernel, task, exec } = setup(series);
+    const { ftrace, task, exec } = setup(series);
     const seen: number[] = [];
     let depth = 0;
     const fp = new Fprobe({
@@ -101,47 +99,47 @@ describe.each(both)('fprobe semantics (%s)', (series) => {
       exit: (_fp, _ip, _ret, _regs, data) => void seen.push(data!.readUInt32LE(4)),
       entryDataSize: 12,
     });
-    registerFprobe(kernel, fp, 'dput');
-    recurse(kernel, task, 'dput', 3);
+    registerFprobe(ftrace, fp, 'dput');
+    recurse(ftrace, task, 'dput', 3);
     expect(seen).toEqual([3, 2, 1]);
     expect(exec.corruptions).toBe(0);
   });
 
   it('matches globs and names; ENOENT / EINVAL when nothing matches', () => {
-    const { kernel } = setup(series);
+    const { ftrace } = setup(series);
     const fp = new Fprobe({ entry: () => {} });
-    registerFprobe(kernel, fp, 'vfs_rea? vfs_writ[e]', 'vfs_readv');
+    registerFprobe(ftrace, fp, 'vfs_rea? vfs_writ[e]', 'vfs_readv');
     expect(fp.functions.map((f) => f.name).sort()).toEqual(['vfs_read', 'vfs_write']);
-    unregisterFprobe(kernel, fp);
-    registerFprobe(kernel, fp, ['vfs_read', 'vfs_write']);
+    unregisterFprobe(ftrace, fp);
+    registerFprobe(ftrace, fp, ['vfs_read', 'vfs_write']);
     expect(fp.functions.length).toBe(2);
-    expect(() => registerFprobe(kernel, fp, 'vfs_read')).toThrow(series === '7.2' ? 'EEXIST' : 'EBUSY');
-    unregisterFprobe(kernel, fp);
-    expect(() => registerFprobe(kernel, fp, 'no_such_fn_*')).toThrow(series === '7.2' ? 'ENOENT' : 'EINVAL');
-    expect(() => registerFprobe(kernel, fp, ['no_such_fn'])).toThrow('ENOENT');
-    expect(() => unregisterFprobe(kernel, fp)).toThrow('EINVAL');
+    expect(() => registerFprobe(ftrace, fp, 'vfs_read')).toThrow(series === '7.2' ? 'EEXIST' : 'EBUSY');
+    unregisterFprobe(ftrace, fp);
+    expect(() => registerFprobe(ftrace, fp, 'no_such_fn_*')).toThrow(series === '7.2' ? 'ENOENT' : 'EINVAL');
+    expect(() => registerFprobe(ftrace, fp, ['no_such_fn'])).toThrow('ENOENT');
+    expect(() => unregisterFprobe(ftrace, fp)).toThrow('EINVAL');
   });
 });
 
 describe('fprobe on fgraph (7.2)', () => {
   it('refuses entry data over 120 bytes with E2BIG (aligned to longs)', () => {
-    const { kernel } = setup();
-    expect(() => registerFprobe(kernel, new Fprobe({ exit: () => {}, entryDataSize: 121 }), 'vfs_read')).toThrow('E2BIG');
+    const { ftrace } = setup();
+    expect(() => registerFprobe(ftrace, new Fprobe({ exit: () => {}, entryDataSize: 121 }), 'vfs_read')).toThrow('E2BIG');
     const ok = new Fprobe({ exit: () => {}, entryDataSize: 113 });
-    registerFprobe(kernel, ok, 'vfs_read');
+    registerFprobe(ftrace, ok, 'vfs_read');
     expect(ok.entryDataSize).toBe(120);
   });
 
   it('keeps one header word (pointer | size << 60) per fprobe on the shadow stack', () => {
-    const { kernel, task, read } = setup();
-    const fgraph = Fgraph.of(kernel);
+    const { ftrace, task, read } = setup();
+    const fgraph = ftrace.fgraph;
     const a = new Fprobe({ exit: () => {}, entryDataSize: 16 });
     const b = new Fprobe({ exit: () => {} });
-    registerFprobe(kernel, a, 'vfs_read');
-    registerFprobe(kernel, b, 'vfs_read');
+    registerFprobe(ftrace, a, 'vfs_read');
+    registerFprobe(ftrace, b, 'vfs_read');
     let words: bigint[] = [];
     read(undefined, () => {
-      const gops = FprobeGraph.of(kernel).graphOps;
+      const gops = (ftrace.fprobeBackend as FprobeGraph).graphOps;
       const d = fgraph.retrieveParentData(task, gops.idx, 0)!;
       const s = fgraph.stackOf(task)!;
       words = Array.from(s.subarray(d.index, d.index + d.bytes / 8));
@@ -153,42 +151,42 @@ describe('fprobe on fgraph (7.2)', () => {
   });
 
   it('counts a failed reservation as a miss of every exit fprobe, and skips their entry handlers too', () => {
-    const { kernel, task, exec } = setup();
+    const { ftrace, task, exec } = setup();
     let entries = 0;
     let exits = 0;
     const fp = new Fprobe({ entry: () => void entries++, exit: () => void exits++, entryDataSize: 120 });
-    registerFprobe(kernel, fp, 'dput');
-    recurse(kernel, task, 'dput', 100);
+    registerFprobe(ftrace, fp, 'dput');
+    recurse(ftrace, task, 'dput', 100);
     // A frame costs 4 longs, the header and data 16 plus a meta word: 21; 23 fit under 492.
     expect(entries).toBe(23);
     expect(exits).toBe(23);
     expect(fp.nmissed).toBe(77);
-    expect(ftraceTask(task).traceOverrun).toBe(0);
+    expect(ftrace.tasks.of(task).traceOverrun).toBe(0);
     expect(exec.corruptions).toBe(0);
   });
 
   it('one exit fprobe: 81 frames fit (6 longs each), deeper calls miss their reservation', () => {
-    const { kernel, task, exec } = setup();
+    const { ftrace, task, exec } = setup();
     let exits = 0;
     const fp = new Fprobe({ exit: () => void exits++ });
-    registerFprobe(kernel, fp, 'dput');
-    recurse(kernel, task, 'dput', 100);
+    registerFprobe(ftrace, fp, 'dput');
+    recurse(ftrace, task, 'dput', 100);
     // The 82nd frame fits (486 + 4 < 492) but its 2 words of data do not (490 + 2 >= 492).
     expect(exits).toBe(81);
     expect(fp.nmissed).toBe(19);
-    expect(ftraceTask(task).traceOverrun).toBe(0);
+    expect(ftrace.tasks.of(task).traceOverrun).toBe(0);
     expect(exec.corruptions).toBe(0);
   });
 
   it('a full shadow stack is an fgraph overrun, not an fprobe miss', () => {
-    const { kernel, task, exec } = setup();
-    const fgraph = Fgraph.of(kernel);
+    const { kernel, ftrace, task, exec } = setup();
+    const fgraph = ftrace.fgraph;
     const deep = new FgraphOps({ entryfunc: () => true, retfunc: () => {}, entrySym: 'trace_graph_entry', retSym: 'trace_graph_return' });
     deep.ops.funcHash.filter.add(kernel.symbols.byName('dput')[0].id);
     fgraph.register(deep);
     let exits = 0;
     const fp = new Fprobe({ exit: () => void exits++ });
-    registerFprobe(kernel, fp, 'vfs_read');
+    registerFprobe(ftrace, fp, 'vfs_read');
     const go = (x: Call | null, d: number): unknown => {
       const body = (c: Call) => (d > 1 ? go(c, d - 1) : c.call('vfs_read'), 0);
       return x ? x.call('dput', [], body) : exec.call(task, 'dput', [], body);
@@ -196,60 +194,60 @@ describe('fprobe on fgraph (7.2)', () => {
     go(null, 130);
     expect(exits).toBe(0);
     expect(fp.nmissed).toBe(0);
-    expect(ftraceTask(task).traceOverrun).toBe(130 - 122 + 1);
+    expect(ftrace.tasks.of(task).traceOverrun).toBe(130 - 122 + 1);
     expect(exec.corruptions).toBe(0);
   });
 
   it('the 17th fgraph user: the first exit fprobe gets ENOSPC, entry-only fprobes still work', () => {
-    const { kernel, read } = setup();
-    const fgraph = Fgraph.of(kernel);
+    const { ftrace, read } = setup();
+    const fgraph = ftrace.fgraph;
     const others = Array.from({ length: 16 }, () => new FgraphOps({ entryfunc: () => false, retfunc: () => {}, entrySym: 'trace_graph_entry', retSym: 'trace_graph_return' }));
     for (const g of others) fgraph.register(g);
     const exitFp = new Fprobe({ exit: () => {} });
-    expect(() => registerFprobe(kernel, exitFp, 'vfs_read')).toThrow('ENOSPC');
+    expect(() => registerFprobe(ftrace, exitFp, 'vfs_read')).toThrow('ENOSPC');
     expect(exitFp.registered).toBe(false);
     let entries = 0;
     const entryFp = new Fprobe({ entry: () => void entries++ });
-    registerFprobe(kernel, entryFp, 'vfs_read');
+    registerFprobe(ftrace, entryFp, 'vfs_read');
     read();
     expect(entries).toBe(1);
     // With a slot free, exit fprobes share one fgraph_ops: a second one needs no slot.
     fgraph.unregister(others[0]);
-    registerFprobe(kernel, exitFp, 'vfs_read');
+    registerFprobe(ftrace, exitFp, 'vfs_read');
     expect(() => fgraph.register(others[0])).toThrow('ENOSPC');
     const exitFp2 = new Fprobe({ exit: () => {} });
-    registerFprobe(kernel, exitFp2, 'vfs_write');
+    registerFprobe(ftrace, exitFp2, 'vfs_write');
     expect(fgraph.active).toBe(16);
   });
 
   it('an ip leaves a backend filter only when no fprobe of that kind remains on it', () => {
-    const { kernel } = setup();
-    const b = FprobeGraph.of(kernel);
+    const { kernel, ftrace } = setup();
+    const b = (ftrace.fprobeBackend as FprobeGraph);
     const id = kernel.symbols.byName('vfs_read')[0].id;
     const e1 = new Fprobe({ entry: () => {} });
     const e2 = new Fprobe({ entry: () => {} });
     const x1 = new Fprobe({ exit: () => {} });
-    registerFprobe(kernel, e1, 'vfs_read');
-    registerFprobe(kernel, e2, 'vfs_read vfs_write');
-    registerFprobe(kernel, x1, 'vfs_read');
-    unregisterFprobe(kernel, e1);
+    registerFprobe(ftrace, e1, 'vfs_read');
+    registerFprobe(ftrace, e2, 'vfs_read vfs_write');
+    registerFprobe(ftrace, x1, 'vfs_read');
+    unregisterFprobe(ftrace, e1);
     expect(b.ftraceOps.filterHash.has(id)).toBe(true);
-    unregisterFprobe(kernel, x1);
+    unregisterFprobe(ftrace, x1);
     expect(b.graphRegistered).toBe(false);
     expect(b.ftraceOps.filterHash.has(id)).toBe(true);
-    unregisterFprobe(kernel, e2);
+    unregisterFprobe(ftrace, e2);
     expect(b.ftraceRegistered).toBe(false);
     expect(b.ftraceOps.filterHash.empty).toBe(true);
   });
 
   it('handlers get ftrace_regs: arguments, sp, ip; callee-saved registers read as 0', () => {
-    const { kernel, read } = setup();
+    const { ftrace, read } = setup();
     const got: bigint[] = [];
     const fp = new Fprobe({
       entry: (_fp, _ip, _ret, regs) => void got.push(regs.arg(1)!, regs.arg(3)!, regs.get('bx'), regs.sp === 0n ? 0n : 1n),
       exit: (_fp, _ip, _ret, regs) => void got.push(regs.ax),
     });
-    registerFprobe(kernel, fp, 'vfs_read');
+    registerFprobe(ftrace, fp, 'vfs_read');
     read();
     expect(got).toEqual([3n, 1024n, 0n, 1n, 62n]);
   });
@@ -257,12 +255,12 @@ describe('fprobe on fgraph (7.2)', () => {
 
 describe('fprobe on rethook (6.12)', () => {
   it('misses when the pool is dry: recursion deeper than nr_maxactive', () => {
-    const { kernel, task, exec } = setup('6.12');
+    const { ftrace, task, exec } = setup('6.12');
     let entries = 0;
     let exits = 0;
     const fp = new Fprobe({ entry: () => void entries++, exit: () => void exits++ });
-    registerFprobe(kernel, fp, 'dput');
-    recurse(kernel, task, 'dput', 100);
+    registerFprobe(ftrace, fp, 'dput');
+    recurse(ftrace, task, 'dput', 100);
     // Default pool: 1 function x 2 CPUs x 2.
     expect(exits).toBe(4);
     expect(entries).toBe(4);
@@ -271,11 +269,11 @@ describe('fprobe on rethook (6.12)', () => {
   });
 
   it('takes nrMaxactive, and gives handlers full pt_regs', () => {
-    const { kernel, task, read } = setup('6.12');
+    const { ftrace, task, read } = setup('6.12');
     let bx = -1n;
     const fp = new Fprobe({ exit: (_fp, _ip, _ret, regs) => void (bx = regs.partial ? -1n : 0n), nrMaxactive: 200 });
-    registerFprobe(kernel, fp, 'dput');
-    recurse(kernel, task, 'dput', 100);
+    registerFprobe(ftrace, fp, 'dput');
+    recurse(ftrace, task, 'dput', 100);
     expect(fp.nmissed).toBe(0);
     read();
     expect(bx).toBe(0n);
@@ -284,11 +282,11 @@ describe('fprobe on rethook (6.12)', () => {
 
 describe.each(both)('kretprobes (%s)', (series) => {
   it('maxactive exhaustion under recursion: misses counted, every return restored', () => {
-    const { kernel, task, exec, kp } = setup(series);
+    const { ftrace, task, exec, kp } = setup(series);
     let hits = 0;
     const rp = new Kretprobe({ symbol: 'dput', maxactive: 10, handler: () => void hits++ });
     kp.registerKretprobe(rp);
-    recurse(kernel, task, 'dput', 100);
+    recurse(ftrace, task, 'dput', 100);
     expect(hits).toBe(10);
     expect(rp.nmissed).toBe(90);
     expect(rp.rethook!.inUse).toBe(0);
@@ -296,7 +294,7 @@ describe.each(both)('kretprobes (%s)', (series) => {
   });
 
   it('many tasks inside one function at once exhaust the pool too', async () => {
-    const { kernel, exec, kp, newTask } = setup(series);
+    const { exec, kp, newTask } = setup(series);
     let hits = 0;
     const rp = new Kretprobe({ symbol: 'vfs_read', handler: () => void hits++ });
     kp.registerKretprobe(rp);
@@ -335,12 +333,12 @@ describe.each(both)('kretprobes (%s)', (series) => {
 
 describe.each(both)('double hooking: kretprobe and exit fprobe on one function (%s)', (series) => {
   function scenario(kretFirst: boolean) {
-    const { kernel, read, sym, exec, kp } = setup(series);
+    const { ftrace, read, sym, exec, kp } = setup(series);
     const log: string[] = [];
     const fp = new Fprobe({ exit: (_fp, ip, ret) => void log.push(`fexit: (${sym(ret)} <- ${sym(ip).replace(/\+.*/, '')})`) });
     const rp = new Kretprobe({ symbol: 'vfs_read', handler: (ri) => void log.push(`kret: (${sym(ri.retAddr)} <- ${sym(ri.funcAddr).replace(/\+.*/, '')})`) });
     if (kretFirst) kp.registerKretprobe(rp);
-    registerFprobe(kernel, fp, 'vfs_read');
+    registerFprobe(ftrace, fp, 'vfs_read');
     if (!kretFirst) kp.registerKretprobe(rp);
     read();
     expect(exec.corruptions).toBe(0);
@@ -368,18 +366,18 @@ describe.each(both)('double hooking: kretprobe and exit fprobe on one function (
 
 describe('preempt depth seen from handlers (what events recorded there show)', () => {
   it.each(both)('%s', (series) => {
-    const { kernel, read, kp } = setup(series);
+    const { kernel, ftrace, read, kp } = setup(series);
     const depth: Record<string, number> = {};
-    const at = (k: string) => (_a: unknown, _b: unknown, _c: unknown, _d: unknown, _e: unknown, task: Task) => void (depth[k] = contextOf(kernel, task).preemptCount);
+    const at = (k: string) => (_a: unknown, _b: unknown, _c: unknown, _d: unknown, _e: unknown, task: Task) => void (depth[k] = kernel.context(task).preemptCount);
     const fentry = new Fprobe({ entry: at('fentry') as never });
-    registerFprobe(kernel, fentry, 'vfs_read');
+    registerFprobe(ftrace, fentry, 'vfs_read');
     read();
     const alone = depth.fentry;
     const fexit = new Fprobe({ exit: at('fexit') as never });
-    registerFprobe(kernel, fexit, 'vfs_read');
-    const kp1 = new Kprobe({ symbol: 'vfs_read', pre: (_p, _r, task) => void (depth.kp = contextOf(kernel, task).preemptCount) });
+    registerFprobe(ftrace, fexit, 'vfs_read');
+    const kp1 = new Kprobe({ symbol: 'vfs_read', pre: (_p, _r, task) => void (depth.kp = kernel.context(task).preemptCount) });
     kp.register(kp1);
-    const kr1 = new Kretprobe({ symbol: 'vfs_read', handler: (ri) => void (depth.kr = contextOf(kernel, ri.task).preemptCount) });
+    const kr1 = new Kretprobe({ symbol: 'vfs_read', handler: (ri) => void (depth.kr = kernel.context(ri.task).preemptCount) });
     kp.registerKretprobe(kr1);
     read();
     expect({ alone, ...depth }).toEqual(series === '7.2' ? { alone: 1, fentry: 2, fexit: 1, kp: 1, kr: 0 } : { alone: 0, fentry: 1, fexit: 1, kp: 1, kr: 0 });

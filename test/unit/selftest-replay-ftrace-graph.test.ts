@@ -3,7 +3,6 @@
  * func_cpumask.tc with a stub activity (schedule on two CPUs, forks).
  */
 import { describe, expect, it } from 'vitest';
-import { StackTracer } from '../../src/ftrace/stack_tracer.js';
 import { Task } from '../../src/kernel/task.js';
 import type { Kernel } from '../../src/kernel/kernel.js';
 import { READ_PROC_VERSION, run, withStack } from '../helpers/ftrace-driver.js';
@@ -29,20 +28,20 @@ function tasks(kernel: Kernel): Task[] {
 describe('test.d/ftrace graph replays', () => {
   for (const withStackTracer of [false, true]) {
     it(`fgraph-filter${withStackTracer ? '-stack' : ''}: only schedule() in the graph`, async () => {
-      const { fs, read, kernel } = setup();
+      const { fs, read, kernel, ftrace } = setup();
       const ts = tasks(kernel);
       await echo(fs, 'tracing_on', '0\n');
       await echo(fs, 'trace', '\n');
       await echo(fs, 'set_ftrace_filter', 'schedule\n');
       await echo(fs, 'current_tracer', 'function_graph\n');
-      if (withStackTracer) StackTracer.of(kernel).setEnabled(true);
+      if (withStackTracer) ftrace.stackTracer.setEnabled(true);
       await echo(fs, 'tracing_on', '1\n');
       activity(kernel, ts);
       const t = await read('trace');
       expect(t.split('\n').filter((l) => l.includes('()') && !l.includes('schedule'))).toEqual([]);
       expect(t.split('\n').filter((l) => l.includes('schedule()')).length).toBeGreaterThan(0);
       if (withStackTracer) {
-        StackTracer.of(kernel).setEnabled(false);
+        ftrace.stackTracer.setEnabled(false);
         await echo(fs, 'trace', '\n');
         activity(kernel, ts);
         const u = await read('trace');

@@ -9,22 +9,18 @@ import { mapBanner } from '../../kernel/banner.js';
 import { fail } from '../../kernel/errno.js';
 import type { Task } from '../../kernel/task.js';
 import type { EventField, TraceEventType } from '../event_type.js';
-import type { EventFile } from '../events/event_file.js';
 import { E, FILTER_ERRORS, FilterCompileError, compileFilter } from '../events/filter/filter_parser.js';
 import type { EventRegistration, TraceEvents } from '../events/trace_events.js';
 import { kernelProbeEnv } from '../probe/kernel_env.js';
 import type { EventView, ProbeEnv } from '../probe/probe_env.js';
 import type { ErrorLogEntry } from '../probe/probe_log.js';
 import { TraceProbeEvent } from '../probe/trace_probe.js';
-import type { TraceArray } from '../trace_array.js';
 import type { Tracing } from '../tracing.js';
 import { hostStatPath } from '../../host/paths.js';
 import { DynEventRegistry, type DynEventFile, type DynEventRuntime, type DynTraceEvent } from './trace_dynevent.js';
 import { SynthEvent } from './trace_events_synth.js';
 import { TprobeStubCalls } from './trace_fprobe.js';
 import { UprobeExecs } from './trace_uprobe.js';
-
-const instances = new WeakMap<Tracing, DynEvents>();
 
 /** The event-filter parser's verdict on an eprobe's `if` clause, as its error_log entry. */
 export function checkEventFilter(te: TraceEvents, event: EventView, filter: string): ErrorLogEntry | null {
@@ -50,23 +46,12 @@ export class DynEvents implements DynEventRuntime {
   readonly events: TraceEvents;
   readonly uprobes: UprobeExecs;
   readonly stubCalls = new TprobeStubCalls();
-  /** Trace arrays where an event was ever on (EVENT_FILE_FL_WAS_ENABLED): removing it clears them. */
-  private readonly wasEnabled = new Map<TraceEventType, Set<TraceArray>>();
-  /** tr->clear_trace. */
-  private readonly clearTrace = new Set<TraceArray>();
   /** The task writing to a control file now (the kernel work of adding an event runs in it). */
   private writer?: Task;
   /** How uprobe paths are looked up (the machine's file system; tests give their own). */
   statPath: ProbeEnv['statPath'] = hostStatPath;
 
-  /** The dynamic events of a tracing subsystem (made on first use). */
-  static of(tracing: Tracing): DynEvents {
-    let d = instances.get(tracing);
-    if (!d) instances.set(tracing, (d = new DynEvents(tracing)));
-    return d;
-  }
-
-  private constructor(readonly tracing: Tracing) {
+  constructor(readonly tracing: Tracing) {
     const te = (this.events = tracing.events);
     const kernel = tracing.kernel;
     this.env = kernelProbeEnv(kernel, {
@@ -87,6 +72,10 @@ export class DynEvents implements DynEventRuntime {
 
   get kernel() {
     return this.tracing.kernel;
+  }
+
+  get ftrace() {
+    return this.tracing.ftrace;
   }
 
   // ------------------------------------------------------------ the control files
@@ -125,11 +114,12 @@ export class DynEvents implements DynEventRuntime {
 
   /** tracing_reset_all_online_cpus(): the arrays marked clear_trace are emptied. */
   private resetClearedBuffers(): void {
-    for (const tr of this.clearTrace) {
+    for (const tr of this.tracing.arrays()) {
+      if (!tr.clearTrace) continue;
+      tr.clearTrace = false;
       tr.reset();
       tr.clearSnapshot();
     }
-    this.clearTrace.clear();
   }
 
   // ------------------------------------------------------------ registry → events
@@ -145,7 +135,7 @@ export class DynEvents implements DynEventRuntime {
       register: () => ev.enable(),
       unregister: () => ev.disable(),
       fileEnabled: (file, on) => {
-        if (on) this.noteEnabled(ev, file);
+        if (on) file.wasEnabled = true;
         ev.fileEnabled(file, on);
       },
     };
@@ -165,18 +155,11 @@ export class DynEvents implements DynEventRuntime {
   }
 
   eventRemoved(ev: DynTraceEvent): void {
-    for (const tr of this.wasEnabled.get(ev) ?? []) this.clearTrace.add(tr);
-    this.wasEnabled.delete(ev);
+    for (const f of this.events.filesOf(ev)) if (f.wasEnabled) f.tr.clearTrace = true;
     this.events.removeEventType(ev);
   }
 
   busy(ev: DynTraceEvent): boolean {
     return !this.events.removable(ev);
-  }
-
-  private noteEnabled(type: TraceEventType, file: EventFile): void {
-    let s = this.wasEnabled.get(type);
-    if (!s) this.wasEnabled.set(type, (s = new Set()));
-    s.add(file.tr);
   }
 }

@@ -3,9 +3,7 @@
  * executor's address space (stacks, objects), user memory the current
  * task's `mm` when the kernel gives it one; `%pS` / symstr through kallsyms.
  */
-import { executorOf } from '../../ftrace/kernel_seam.js';
 import type { Kernel } from '../../kernel/kernel.js';
-import type { AddressSpace } from '../../kernel/memory.js';
 import type { Task } from '../../kernel/task.js';
 import type { ProbeMemory } from '../probe/fetch_exec.js';
 
@@ -20,8 +18,8 @@ export function sprintSymbol(kernel: Kernel, addr: bigint): string {
 
 /** The memory a probe reads while `task` runs. */
 export function probeMemory(kernel: Kernel, task: Task | undefined): ProbeMemory {
-  const kmem = executorOf(kernel).memory;
-  const mm = (task as unknown as { mm?: AddressSpace } | undefined)?.mm;
+  const kmem = kernel.exec.memory;
+  const mm = task?.mm;
   return {
     readKernel: (addr, len) => kmem.read(addr, len),
     readUser: (addr, len) => mm?.read(addr, len),

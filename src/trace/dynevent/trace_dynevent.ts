@@ -8,6 +8,7 @@
  */
 import type { ErrnoName } from '../../kernel/errno.js';
 import type { Kernel } from '../../kernel/kernel.js';
+import type { Ftrace } from '../../ftrace/ftrace.js';
 import type { TraceEvents } from '../events/trace_events.js';
 import { argvSplit } from '../probe/kstr.js';
 import type { KRet } from '../probe/parse_context.js';
@@ -48,6 +49,8 @@ export type DynTraceEvent = TraceProbeEvent | SynthEvent;
  */
 export interface DynEventRuntime {
   readonly kernel: Kernel;
+  /** The ftrace core the probes hook functions through. */
+  readonly ftrace: Ftrace;
   readonly events: TraceEvents;
   /** The exec watch uprobes share. */
   readonly uprobes: UprobeExecs;

@@ -15,7 +15,6 @@ import type { PtRegs } from '../../kernel/regs.js';
 import type { Task } from '../../kernel/task.js';
 import type { TracepointProbe } from '../../kernel/tracepoint.js';
 import { disableFprobe, enableFprobe, Fprobe, registerFprobe, unregisterFprobe } from '../../ftrace/fprobe.js';
-import { contextOf, executorOf } from '../../ftrace/kernel_seam.js';
 import { TRACE_ENTRY_SIZE, writeCommonHeader, type OutputContext } from '../event_type.js';
 import { buildProbeRecord, storeEntryData, type FetchSource } from '../probe/fetch_exec.js';
 import { truncate } from '../probe/kstr.js';
@@ -198,11 +197,11 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
     let tpoint: TraceFprobe['tpoint'];
     if (loc.tracepoint) {
       const stub = `__probestub_${loc.symbol}`;
-      registerFprobe(kernel, fp, [stub]);
+      registerFprobe(rt.ftrace, fp, [stub]);
       tpoint = { name: loc.symbol, probe: this.stubCaller(rt, stub) };
       kernel.tracepoints.register(loc.symbol, tpoint.probe);
     } else {
-      registerFprobe(kernel, fp, loc.symbol);
+      registerFprobe(rt.ftrace, fp, loc.symbol);
     }
     this.fp = fp;
     this.tpoint = tpoint;
@@ -211,11 +210,11 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
   private detach(): void {
     const fp = this.fp;
     if (!fp) return;
-    const kernel = this.reg.live().kernel;
+    const rt = this.reg.live();
     this.fp = undefined;
-    if (this.tpoint) kernel.tracepoints.unregister(this.tpoint.name, this.tpoint.probe);
+    if (this.tpoint) rt.kernel.tracepoints.unregister(this.tpoint.name, this.tpoint.probe);
     this.tpoint = undefined;
-    unregisterFprobe(kernel, fp);
+    unregisterFprobe(rt.ftrace, fp);
   }
 
   /** The tracepoint's callback: the probe stub, called with the prototype's arguments (its fprobe sees the entry). */
@@ -224,7 +223,7 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
     const params = kernel.types.funcProto(stub)?.params.slice(1) ?? [];
     const probe: TracepointProbe<Readonly<Record<string, unknown>>> = (ctx, args) => {
       const values = [0n, ...tracepointParams(kernel, params, args, rt.events.strings)];
-      rt.stubCalls.run(ctx, () => void executorOf(kernel).call(ctx.task, stub, values));
+      rt.stubCalls.run(ctx, () => void kernel.exec.call(ctx.task, stub, values));
     };
     return probe as TracepointProbe<never>;
   }
@@ -232,7 +231,7 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
   /** The context a record made now shows: inside a probe stub, one level deeper than the tracepoint's own event. */
   private recordContext(rt: DynEventRuntime, task: Task): ExecContext {
     const tpctx = rt.stubCalls.of(task);
-    return tpctx ? bumpPreempt(tpctx) : contextOf(rt.kernel, task);
+    return tpctx ? bumpPreempt(tpctx) : rt.kernel.context(task);
   }
 
   private source(rt: DynEventRuntime, regs: PtRegs, task: Task, edata?: Buffer): FetchSource {
@@ -264,7 +263,7 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
   private fexit(rt: DynEventRuntime, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task): void {
     const ev = this.event;
     if (!ev.enabled) return;
-    const ctx = contextOf(rt.kernel, task);
+    const ctx = rt.kernel.context(task);
     const src = this.source(rt, regs, task, data);
     rt.events.emit(ev, ctx, () =>
       buildProbeRecord(this.tp, TRACE_ENTRY_SIZE + 16, src, (b) => {

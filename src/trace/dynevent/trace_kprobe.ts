@@ -10,8 +10,7 @@ import { TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NMI, type ExecConte
 import { isKernelError } from '../../kernel/errno.js';
 import type { PtRegs } from '../../kernel/regs.js';
 import type { Task } from '../../kernel/task.js';
-import { contextOf } from '../../ftrace/kernel_seam.js';
-import { Kprobe, Kprobes, Kretprobe, type KretprobeInstance } from '../../ftrace/kprobes.js';
+import { Kprobe, Kretprobe, type KretprobeInstance } from '../../ftrace/kprobes.js';
 import { TRACE_ENTRY_SIZE, writeCommonHeader, type OutputContext } from '../event_type.js';
 import { buildProbeRecord, storeEntryData } from '../probe/fetch_exec.js';
 import { truncate } from '../probe/kstr.js';
@@ -139,7 +138,7 @@ export class TraceKprobe extends ProbeDynEvent implements AppendableProbe {
     const rt = this.reg.runtime;
     if (!rt) return;
     const { tp, loc } = this;
-    const kprobes = Kprobes.of(rt.kernel);
+    const kprobes = rt.ftrace.kprobes;
     const where = loc.symbol !== undefined ? { symbol: loc.symbol, offset: loc.offset } : { addr: loc.addr, offset: 0 };
     const name = `${tp.group}/${tp.name}`;
     const disabled = !this.event.enabled;
@@ -167,8 +166,8 @@ export class TraceKprobe extends ProbeDynEvent implements AppendableProbe {
   }
 
   protected unregister(): void {
-    if (this.rp) Kprobes.of(this.reg.live().kernel).unregisterKretprobe(this.rp);
-    if (this.kp) Kprobes.of(this.reg.live().kernel).unregister(this.kp);
+    if (this.rp) this.reg.live().ftrace.kprobes.unregisterKretprobe(this.rp);
+    if (this.kp) this.reg.live().ftrace.kprobes.unregister(this.kp);
     this.rp = this.kp = undefined;
   }
 
@@ -180,12 +179,12 @@ export class TraceKprobe extends ProbeDynEvent implements AppendableProbe {
 
   enable(): void {
     const kp = this.armed;
-    if (kp) Kprobes.of(this.reg.live().kernel).enable(kp);
+    if (kp) this.reg.live().ftrace.kprobes.enable(kp);
   }
 
   disable(): void {
     const kp = this.armed;
-    if (kp) Kprobes.of(this.reg.live().kernel).disable(kp);
+    if (kp) this.reg.live().ftrace.kprobes.disable(kp);
   }
 
   /** trace_kprobe_nhit() and trace_kprobe_missed(). */
@@ -201,7 +200,7 @@ export class TraceKprobe extends ProbeDynEvent implements AppendableProbe {
    * decrement borrowing into the flags.
    */
   private entryContext(rt: DynEventRuntime, p: Kprobe, task: Task): ExecContext {
-    const ctx = contextOf(rt.kernel, task);
+    const ctx = rt.kernel.context(task);
     if (p.ftrace) return ctx;
     return genCtxDec({ ...ctx, flags: ctx.flags | TRACE_FLAG_NMI | TRACE_FLAG_HARDIRQ | TRACE_FLAG_IRQS_OFF });
   }
@@ -233,7 +232,7 @@ export class TraceKprobe extends ProbeDynEvent implements AppendableProbe {
     const ev = this.event;
     if (!ev.enabled) return;
     const task = ri.task;
-    const ctx = contextOf(rt.kernel, task);
+    const ctx = rt.kernel.context(task);
     rt.events.emit(ev, ctx, () =>
       buildProbeRecord(this.tp, TRACE_ENTRY_SIZE + 16, { regs, edata: ri.data, comm: task.comm, mem: probeMemory(rt.kernel, task) }, (b) => {
         writeCommonHeader(b, ev.id, ctx);

@@ -180,7 +180,7 @@ export class UprobeExecs {
 
   /** A process starts a program: uprobes on its entry point hit. */
   private exec(ctx: ExecContext, filename: string): void {
-    const exe = (ctx.task as unknown as { exe?: string }).exe ?? filename;
+    const exe = ctx.task.exe ?? filename;
     const st = this.reg.env.statPath(exe);
     if (typeof st !== 'object') return;
     for (const ev of this.reg.list) if (ev instanceof TraceUprobe) ev.hit(ctx, st.inode);

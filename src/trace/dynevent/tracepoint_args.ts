@@ -58,7 +58,7 @@ export function tracepointParams(
     if (isTaskPointer(p)) {
       const pid = pidFieldOf(p.name, args);
       const task = pid !== undefined ? kernel.tasks.get(Number(pid)) : undefined;
-      return (task as unknown as { addr?: bigint } | undefined)?.addr ?? 0n;
+      return task?.addr ?? 0n;
     }
     return 0n;
   });

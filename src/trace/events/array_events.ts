@@ -4,7 +4,7 @@ import type { TraceArray } from '../trace_array.js';
 import { EventFile } from './event_file.js';
 import { PidFilter } from './pid_filter.js';
 import type { ModRequest } from './set_event.js';
-import type { TraceEvents } from './trace_events.js';
+import type { EventTypeListener, TraceEvents } from './trace_events.js';
 import { unregisterTrigger } from './triggers/trigger.js';
 
 /** syscall_user_buf_size default (and its ceiling, SYSCALL_FAULT_USER_MAX). */
@@ -20,6 +20,8 @@ export class ArrayEvents {
   syscallBufSize = SYSCALL_USER_BUF_DEFAULT;
   /** The instance was removed: its files answer ENODEV. */
   dead = false;
+  /** This array's events/ tree (eventfs), following the event types as they come and go. */
+  typeListener?: EventTypeListener;
 
   constructor(
     readonly events: TraceEvents,
@@ -66,7 +68,7 @@ export class ArrayEvents {
     return !!f && (f.enabled || f.smRef > 0 || f.triggers.length > 0);
   }
 
-  /** The instance goes: triggers, events and pid lists are dropped. */
+  /** The instance goes: triggers, events, pid lists and the events/ tree's listener are dropped. */
   teardown(): void {
     this.dead = true;
     for (const f of this.files.values()) {
@@ -82,5 +84,6 @@ export class ArrayEvents {
     this.pids.pids = null;
     this.pids.noPids = null;
     this.events.pidListsChanged(this);
+    this.typeListener = undefined;
   }
 }

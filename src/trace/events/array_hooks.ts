@@ -41,9 +41,9 @@ export function armSnapshot(tr: TraceArray): void {
 /** tracing_disarm_snapshot(): the spare buffer stays allocated, as on the kernel. */
 export function disarmSnapshot(_tr: TraceArray): void {}
 
-/** __trace_stack(): a kernel_stack record of the current call stack, where the core provides one. */
+/** __trace_stack(): a kernel_stack record of the current call stack. */
 export function recordStack(tr: TraceArray, ctx: ExecContext): void {
-  (tr as unknown as { recordStack?(ctx: ExecContext, skip: number): void }).recordStack?.(ctx, 0);
+  tr.recordStack(ctx, 0);
 }
 
 /** The sub-buffer size the header_page file describes. */

@@ -41,6 +41,8 @@ export class EventFile {
   tmRef = 0;
   /** TRIGGER_COND: some trigger needs the record (a filter, or a post trigger). */
   triggerCond = false;
+  /** EVENT_FILE_FL_WAS_ENABLED (dynamic events): removing the event then resets this array's buffers. */
+  wasEnabled = false;
   filter: EventFilterState | null = null;
   /** Newest first, as the kernel lists them. */
   triggers: TriggerData[] = [];

@@ -105,11 +105,11 @@ export class SyscallTracepoints {
     return {
       register: () => {
         const n = enter ? this.enterUsers++ : this.exitUsers++;
-        if (n === 0) this.events.tracepoints?.register(point, probe, 0);
+        if (n === 0) this.events.tracepoints.register(point, probe, 0);
       },
       unregister: () => {
         const n = enter ? --this.enterUsers : --this.exitUsers;
-        if (n === 0) this.events.tracepoints?.unregister(point, probe);
+        if (n === 0) this.events.tracepoints.unregister(point, probe);
       },
     };
   }

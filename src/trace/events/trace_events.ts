@@ -7,7 +7,6 @@
 import type { ExecContext } from '../../kernel/context.js';
 import { fail } from '../../kernel/errno.js';
 import type { Kernel } from '../../kernel/kernel.js';
-import type { AddressSpace } from '../../kernel/memory.js';
 import type { KernelProfile } from '../../kernel/profiles/profile.js';
 import type { SymbolTable } from '../../kernel/symbols.js';
 import { Task } from '../../kernel/task.js';
@@ -26,7 +25,7 @@ import { KernelStringTable, RecordBuilder } from './record_builder.js';
 import { StaticEventType } from './static_event.js';
 import { createStaticEventType } from './static_events.js';
 import { SyscallTracepoints } from './syscall_records.js';
-import { histCommand, histState } from './hist/hist_trigger.js';
+import { HistState, histCommand } from './hist/hist_trigger.js';
 import { standardTriggerCommands } from './triggers/commands.js';
 import { callPostTriggers, callTriggers } from './triggers/trigger.js';
 
@@ -53,8 +52,6 @@ export interface MemoryAccess {
   readUser?(task: Task, addr: bigint, len: number): Buffer | undefined;
 }
 
-const instances = new WeakMap<Tracing, TraceEvents>();
-
 function cString(b: Buffer | undefined, max = 4096): Buffer | undefined {
   if (!b) return undefined;
   const z = b.indexOf(0);
@@ -66,7 +63,8 @@ export class TraceEvents {
   readonly kernel: Kernel;
   readonly strings = new KernelStringTable();
   readonly triggerCommands = standardTriggerCommands();
-  readonly listeners = new Set<EventTypeListener>();
+  /** What the hist triggers of this tracing instance share. */
+  readonly hist: HistState;
   /** ftrace/* internal events as the catalogue knows them (their formats and event directory files). */
   readonly internal: ReadonlyMap<string, InternalEventSpec>;
   memory: MemoryAccess;
@@ -83,14 +81,7 @@ export class TraceEvents {
   private forkProbes?: { fork: TracepointProbe<never>; free: TracepointProbe<never> };
   private modulesCache?: { table: SymbolTable; names: Set<string> };
 
-  /** The event subsystem of a Tracing (made, with the static catalogue, on first use). */
-  static of(tracing: Tracing): TraceEvents {
-    let te = instances.get(tracing);
-    if (!te) instances.set(tracing, (te = new TraceEvents(tracing)));
-    return te;
-  }
-
-  private constructor(readonly tracing: Tracing) {
+  constructor(readonly tracing: Tracing) {
     this.kernel = tracing.kernel;
     this.profile = tracing.kernel.profile;
     this.memory = defaultMemory(tracing.kernel);
@@ -103,7 +94,8 @@ export class TraceEvents {
     tracing.features.add('events');
     tracing.features.add('event_triggers');
     tracing.features.add('hist_triggers');
-    this.triggerCommands.register(histCommand(histState(tracing)));
+    this.hist = new HistState(tracing);
+    this.triggerCommands.register(histCommand(this.hist));
     const env = () => this.printEnv();
     for (const spec of cat.events) {
       if (tracing.eventTypes.byId(spec.id) || tracing.eventTypes.get(spec.system, spec.name)) continue;
@@ -123,8 +115,8 @@ export class TraceEvents {
     return this.kernel.nrCpus;
   }
 
-  get tracepoints(): TracepointRegistry | undefined {
-    return (this.kernel as unknown as { tracepoints?: TracepointRegistry }).tracepoints;
+  get tracepoints(): TracepointRegistry {
+    return this.kernel.tracepoints;
   }
 
   symbols(): SymbolTable | undefined {
@@ -163,12 +155,22 @@ export class TraceEvents {
     };
   }
 
-  /** An instance is removed: everything it had on goes off. */
+  /** An instance is removed: everything it had on goes off, and its events/ tree no longer follows the types. */
   removeArray(tr: TraceArray): void {
     const ae = this.arrays.get(tr);
     if (!ae) return;
     ae.teardown();
     this.arrays.delete(tr);
+  }
+
+  /** The files of `type` in the arrays that ever used it. */
+  filesOf(type: TraceEventType): EventFile[] {
+    const out: EventFile[] = [];
+    for (const ae of this.arrays.values()) {
+      const f = ae.peek(type);
+      if (f) out.push(f);
+    }
+    return out;
   }
 
   // ------------------------------------------------------------ types
@@ -183,28 +185,28 @@ export class TraceEvents {
     this.tracing.eventTypes.register(type);
     this.order = [type, ...this.order];
     if (reg) this.regs.set(type, reg);
-    for (const l of this.listeners) l.added?.(type);
+    for (const ae of this.arrays.values()) ae.typeListener?.added?.(type);
     return type;
   }
 
   /** Whether removeEventType() would succeed now (not enabled, no triggers, no open file). */
   removable(type: TraceEventType): boolean {
     for (const ae of this.arrays.values()) if (ae.busy(type)) return false;
-    for (const l of this.listeners) if (l.canRemove && !l.canRemove(type)) return false;
+    for (const ae of this.arrays.values()) if (ae.typeListener?.canRemove && !ae.typeListener.canRemove(type)) return false;
     return true;
   }
 
   /** Removes a run-time event type; EBUSY while enabled, used by triggers, or open. */
   removeEventType(type: TraceEventType): void {
     for (const ae of this.arrays.values()) if (ae.busy(type)) fail('EBUSY');
-    for (const l of this.listeners) if (l.canRemove && !l.canRemove(type)) fail('EBUSY');
+    for (const ae of this.arrays.values()) if (ae.typeListener?.canRemove && !ae.typeListener.canRemove(type)) fail('EBUSY');
     for (const ae of this.arrays.values()) ae.forget(type);
     this.tracing.eventTypes.unregister(type);
     this.order = this.order.filter((t) => t !== type);
     this.regs.delete(type);
     this.builders.delete(type);
     this.active.delete(type);
-    for (const l of this.listeners) l.removed?.(type);
+    for (const ae of this.arrays.values()) ae.typeListener?.removed?.(type);
   }
 
   /**
@@ -293,8 +295,8 @@ export class TraceEvents {
   private tracepointRegistration(type: TraceEventType): EventRegistration {
     const probe: TracepointProbe<Readonly<Record<string, unknown>>> = (ctx, args) => this.fire(type, ctx, args);
     return {
-      register: () => this.tracepoints?.register(type.name, probe),
-      unregister: () => this.tracepoints?.unregister(type.name, probe),
+      register: () => this.tracepoints.register(type.name, probe),
+      unregister: () => this.tracepoints.unregister(type.name, probe),
     };
   }
 
@@ -303,7 +305,6 @@ export class TraceEvents {
   /** set_event_pid / set_event_notrace_pid changed somewhere: follow forks while any list exists. */
   pidListsChanged(_ae?: ArrayEvents): void {
     const tps = this.tracepoints;
-    if (!tps) return;
     const any = [...this.arrays.values()].some((a) => a.pids.active);
     if (any && !this.forkProbes) {
       const fork: TracepointProbe<Readonly<Record<string, unknown>>> = (_ctx, args) => {
@@ -359,12 +360,12 @@ export class TraceEvents {
   }
 }
 
-/** Until the kernel layer says how, read kernel memory from `kernel.kernelMemory` and user memory from `task.mm` if they exist. */
+/** Kernel memory is the kernel's address space, user memory the task's `mm` (kernel threads have none). */
 function defaultMemory(kernel: Kernel): MemoryAccess {
   return {
-    readKernel: (addr, len) => (kernel as unknown as { kernelMemory?: AddressSpace }).kernelMemory?.read(addr, len),
+    readKernel: (addr, len) => kernel.kernelMemory.read(addr, len),
     readUser: (task, addr, len) => {
-      const mm = (task as unknown as { mm?: AddressSpace }).mm;
+      const mm = task.mm;
       if (!mm) return undefined;
       // Shorter reads near the end of a mapping: take what is mapped.
       for (let n = len; n > 0; n = n >> 1) {

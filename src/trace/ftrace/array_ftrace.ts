@@ -1,13 +1,14 @@
 /**
- * The ftrace side of one trace array: its FtraceArray (ops, filters, pids,
- * probes) and the fgraph_ops its function_graph tracer registers, sharing
- * that ops' filters (set_ftrace_filter filters both tracers).
+ * The function tracing of one trace array: its FtraceArray (ops, filters,
+ * pids, probes), the fgraph_ops its function_graph tracer registers, sharing
+ * that ops' filters (set_ftrace_filter filters both tracers), and what the
+ * function tracers keep for it while they run.
  */
 import { FgraphOps } from '../../ftrace/fgraph.js';
 import { FtraceArray } from '../../ftrace/ftrace_array.js';
 import type { TraceArray } from '../trace_array.js';
-
-const arrays = new WeakMap<TraceArray, ArrayFtrace>();
+import type { FuncRepeats } from './func_repeats.js';
+import type { GraphCallbacks } from './function_graph_tracer.js';
 
 export class ArrayFtrace {
   readonly fa: FtraceArray;
@@ -15,20 +16,13 @@ export class ArrayFtrace {
   readonly gops: FgraphOps;
   /** tr->function_enabled: the function tracer's ops is fully registered. */
   functionEnabled = false;
+  /** tr->last_func_repeats: the function tracer's pending repeats (func-no-repeats), while it runs. */
+  repeats?: FuncRepeats;
+  /** The function_graph tracer's callbacks for this array (made when it first runs here). */
+  graph?: GraphCallbacks;
 
-  static of(tr: TraceArray): ArrayFtrace {
-    let a = arrays.get(tr);
-    if (!a) arrays.set(tr, (a = new ArrayFtrace(tr)));
-    return a;
-  }
-
-  /** The state if the array ever used ftrace. */
-  static peek(tr: TraceArray): ArrayFtrace | undefined {
-    return arrays.get(tr);
-  }
-
-  private constructor(readonly tr: TraceArray) {
-    this.fa = new FtraceArray(tr.tracing.kernel, tr, tr.isTop);
+  constructor(tr: TraceArray) {
+    this.fa = new FtraceArray(tr.tracing.ftrace, tr, tr.isTop);
     this.gops = new FgraphOps({
       entryfunc: () => false,
       retfunc: () => {},
@@ -41,10 +35,7 @@ export class ArrayFtrace {
   }
 
   /** The instance is removed: probes, ops and pid lists go. */
-  static destroy(tr: TraceArray): void {
-    const a = arrays.get(tr);
-    if (!a) return;
-    a.fa.destroy();
-    arrays.delete(tr);
+  destroy(): void {
+    this.fa.destroy();
   }
 }

@@ -8,9 +8,8 @@
 import { fail } from '../../kernel/errno.js';
 import type { Ftrace } from '../../ftrace/ftrace.js';
 import type { FtraceArray, FtraceCommand } from '../../ftrace/ftrace_array.js';
-import { registerFtraceCommand } from '../../ftrace/ftrace_regex.js';
 import type { ProbeOps } from '../../ftrace/func_probe.js';
-import { contextOf } from '../../ftrace/kernel_seam.js';
+import type { EventFile } from '../events/event_file.js';
 import { ALL_CPUS } from '../ring_buffer.js';
 import type { TraceArray } from '../trace_array.js';
 import { recordStack, stackEntries } from './kernel_stack.js';
@@ -74,7 +73,7 @@ function stackOps(counted: boolean): ProbeOps {
   return {
     func: (hit, owner, data) => {
       const tr = trOf(owner);
-      const ctx = ctxDec(contextOf(tr.tracing.kernel, hit.task));
+      const ctx = ctxDec(tr.tracing.kernel.context(hit.task));
       if (!counted) {
         recordStack(tr, ctx, stackEntries(hit.task));
         return;
@@ -108,7 +107,7 @@ function snapshotOps(counted: boolean): ProbeOps {
         if (c.n <= 0) return;
         c.n--;
       }
-      tr.snapshotFromKernel(contextOf(tr.tracing.kernel, hit.task));
+      tr.snapshotFromKernel(tr.tracing.kernel.context(hit.task));
     },
     print: (fn, data) => printCount(fn, 'snapshot', data),
     init: counted ? countInit : undefined,
@@ -146,37 +145,25 @@ const dumpOps: ProbeOps = {
 const cpudumpOps: ProbeOps = {
   func: (hit, owner) => {
     const tr = trOf(owner);
-    dumpBuffer(tr.tracing.top, contextOf(tr.tracing.kernel, hit.task).cpu);
+    dumpBuffer(tr.tracing.top, tr.tracing.kernel.context(hit.task).cpu);
   },
   print: (fn, data) => printCount(fn, 'cpudump', data),
 };
 
 // ------------------------------------------------------------------ enable_event / disable_event
 
-/** The event file an enable_event probe switches (what the event layer's files offer). */
-export interface SoftSwitch {
-  readonly type: { readonly system: string; readonly name: string };
-  softDisabled: boolean;
-  /** __ftrace_event_enable_disable(file, enable, soft). */
-  enableDisable(enable: boolean, soft: boolean): void;
-}
-
-/** find_event_file(): how this layer finds an event file of a trace array. */
-export type EventFileFinder = (tr: TraceArray, system: string, event: string) => SoftSwitch | undefined;
-
-/** The event layer's files, when it is present on the Tracing (`tracing.events`). */
-export const defaultEventFinder: EventFileFinder = (tr, system, event) => {
-  const events = (tr.tracing as unknown as { events?: { find(s: string, e: string): unknown; array(tr: TraceArray): { file(t: unknown): SoftSwitch } } }).events;
-  if (!events) return undefined;
+/** find_event_file(): the event file of a trace array an enable_event probe switches. */
+function findEventFile(tr: TraceArray, system: string, event: string): EventFile | undefined {
+  const events = tr.tracing.events;
   const type = events.find(system, event);
   return type ? events.array(tr).file(type) : undefined;
-};
+}
 
 interface EventProbeData {
   enable: boolean;
   /** -1: unlimited. */
   count: number;
-  file: SoftSwitch;
+  file: EventFile;
   ref: number;
 }
 
@@ -236,24 +223,25 @@ function probeCallback(fa: FtraceArray | undefined, ops: ProbeOps, glob: string,
 }
 
 /** Registers the commands with the ftrace core (once per kernel). */
-export function registerFuncCommands(ftrace: Ftrace, findEventFile: EventFileFinder = defaultEventFinder): void {
+export function registerFuncCommands(ftrace: Ftrace): void {
+  const { commands } = ftrace;
   const onoff: FtraceCommand = (fa, _hash, glob, cmd, param, enable) => {
     const ops = cmd === 'traceon' ? (param !== undefined ? traceonCountOps : traceonOps) : param !== undefined ? traceoffCountOps : traceoffOps;
     probeCallback(fa, ops, glob, param, enable);
   };
-  registerFtraceCommand(ftrace, 'traceoff', onoff);
-  registerFtraceCommand(ftrace, 'traceon', onoff);
-  registerFtraceCommand(ftrace, 'stacktrace', (fa, _h, glob, _cmd, param, enable) =>
+  commands.register('traceoff', onoff);
+  commands.register('traceon', onoff);
+  commands.register('stacktrace', (fa, _h, glob, _cmd, param, enable) =>
     probeCallback(fa, param !== undefined ? stacktraceCountOps : stacktraceOps, glob, param, enable),
   );
-  registerFtraceCommand(ftrace, 'dump', (fa, _h, glob, _cmd, _param, enable) => probeCallback(fa, dumpOps, glob, '1', enable));
-  registerFtraceCommand(ftrace, 'cpudump', (fa, _h, glob, _cmd, _param, enable) => {
+  commands.register('dump', (fa, _h, glob, _cmd, _param, enable) => probeCallback(fa, dumpOps, glob, '1', enable));
+  commands.register('cpudump', (fa, _h, glob, _cmd, _param, enable) => {
     if (!fa) fail('ENODEV');
     if (!enable) fail('EINVAL');
     if (glob.startsWith('!')) fa.probes.unregister(glob.slice(1), cpudumpOps);
     else fa.probes.register(glob, cpudumpOps);
   });
-  registerFtraceCommand(ftrace, 'snapshot', (fa, _h, glob, _cmd, param, enable) => {
+  commands.register('snapshot', (fa, _h, glob, _cmd, param, enable) => {
     if (!fa) fail('ENODEV');
     if (!enable) fail('EINVAL');
     const ops = param !== undefined ? snapshotCountOps : snapshotOpsPlain;
@@ -296,6 +284,6 @@ export function registerFuncCommands(ftrace: Ftrace, findEventFile: EventFileFin
       if (data.ref === 0) file.enableDisable(false, true);
     }
   };
-  registerFtraceCommand(ftrace, 'enable_event', eventCmd);
-  registerFtraceCommand(ftrace, 'disable_event', eventCmd);
+  commands.register('enable_event', eventCmd);
+  commands.register('disable_event', eventCmd);
 }

@@ -20,7 +20,6 @@ interface LastCall {
 }
 
 const U16_MAX = 0xffff;
-const state = new WeakMap<TraceArray, FuncRepeats>();
 
 function field(type: string, name: string, offset: number, size: number): EventField {
   return { type, name, offset, size, signed: false };
@@ -57,20 +56,11 @@ export function registerFuncRepeats(tracing: Tracing): PrintableEventType {
   return t;
 }
 
+/** The last call of each CPU, and how many times it came again since. */
 export class FuncRepeats {
   private readonly last: LastCall[];
 
-  static of(tr: TraceArray): FuncRepeats {
-    let r = state.get(tr);
-    if (!r) state.set(tr, (r = new FuncRepeats(tr)));
-    return r;
-  }
-
-  static drop(tr: TraceArray): void {
-    state.delete(tr);
-  }
-
-  private constructor(private readonly tr: TraceArray) {
+  constructor(private readonly tr: TraceArray) {
     this.last = Array.from({ length: tr.tracing.kernel.nrCpus }, () => ({ ip: 0n, parentIp: 0n, count: 0, tsLastCall: 0 }));
   }
 

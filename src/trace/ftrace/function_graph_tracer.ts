@@ -10,14 +10,12 @@ import { HARDIRQ_MASK } from '../../kernel/cpu.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { ARG_REGS, type PtRegs } from '../../kernel/regs.js';
 import type { Task } from '../../kernel/task.js';
-import { Fgraph, type FgraphEnt, type FgraphEntryFunc, type FgraphOps, type FgraphRet, type FgraphRetFunc } from '../../ftrace/fgraph.js';
-import { Ftrace } from '../../ftrace/ftrace.js';
-import { GraphHashes } from '../../ftrace/graph_hash.js';
-import { contextOf } from '../../ftrace/kernel_seam.js';
-import { ftraceTask } from '../../ftrace/task_state.js';
+import type { Fgraph, FgraphEnt, FgraphEntryFunc, FgraphOps, FgraphRet, FgraphRetFunc } from '../../ftrace/fgraph.js';
+import type { GraphHashes } from '../../ftrace/graph_hash.js';
+import type { FtraceTasks } from '../../ftrace/task_state.js';
 import type { TraceArray } from '../trace_array.js';
 import type { Tracer, TracerOption } from '../tracer.js';
-import { ArrayFtrace } from './array_ftrace.js';
+import type { Tracing } from '../tracing.js';
 import { FTRACE_REGS_MAX_ARGS, TRACE_GRAPH_ENT, TRACE_GRAPH_RET, type GraphRetLayout } from './fn_events.js';
 import { printGraphHeader, printGraphLine } from './fgraph_output.js';
 import { writeRecord } from './record.js';
@@ -33,12 +31,6 @@ export class GraphGlobals {
   maxDepth = 0;
   /** ftrace_graph_skip_irqs: tracers not showing interrupts. */
   skipIrqs = 0;
-  private static readonly all = new WeakMap<Kernel, GraphGlobals>();
-  static of(kernel: Kernel): GraphGlobals {
-    let g = GraphGlobals.all.get(kernel);
-    if (!g) GraphGlobals.all.set(kernel, (g = new GraphGlobals()));
-    return g;
-  }
 }
 
 /** The graph tracer's options of a series (and kernel features), in the kernel's order. */
@@ -67,9 +59,10 @@ function flagSet(tr: TraceArray, name: string): boolean {
 }
 
 /** The graph tracer's callbacks for one trace array. */
-class GraphCallbacks {
+export class GraphCallbacks {
   private readonly kernel: Kernel;
   private readonly fgraph: Fgraph;
+  private readonly tasks: FtraceTasks;
   private readonly hashes: GraphHashes;
   private readonly globals: GraphGlobals;
 
@@ -77,10 +70,12 @@ class GraphCallbacks {
     private readonly tr: TraceArray,
     private readonly layout: GraphRetLayout,
   ) {
-    this.kernel = tr.tracing.kernel;
-    this.fgraph = Fgraph.of(this.kernel);
-    this.hashes = GraphHashes.of(Ftrace.of(this.kernel));
-    this.globals = GraphGlobals.of(this.kernel);
+    const tracing = tr.tracing;
+    this.kernel = tracing.kernel;
+    this.fgraph = tracing.ftrace.fgraph;
+    this.tasks = tracing.ftrace.tasks;
+    this.hashes = tracing.ftrace.graphHashes;
+    this.globals = tracing.graphGlobals;
   }
 
   private taskVar(task: Task, gops: FgraphOps): number {
@@ -112,7 +107,7 @@ class GraphCallbacks {
     }
     if (trace.depth < 0 || (this.globals.maxDepth && trace.depth >= this.globals.maxDepth)) return false;
     if (this.globals.skipIrqs && !flagSet(this.tr, 'funcgraph-irqs') && task.preemptCount & HARDIRQ_MASK) return false;
-    const st = ftraceTask(task);
+    const st = this.tasks.of(task);
     const noSleep = this.fgraph.noSleepTime > 0 && !flagSet(this.tr, 'sleep-time');
     const at = this.fgraph.reserveData(task, gops.idx, noSleep ? 16 : 8);
     if (at < 0) return false;
@@ -120,7 +115,7 @@ class GraphCallbacks {
     stack[at] = BigInt(this.kernel.clock.now());
     if (noSleep) stack[at + 1] = BigInt(st.ftraceSleeptime);
     if (this.tr.tracing.tracingThresh) return true;
-    const ctx = contextOf(this.kernel, task);
+    const ctx = this.kernel.context(task);
     const len = 24 + (regs ? FTRACE_REGS_MAX_ARGS * 8 : 0);
     const intDepth = this.kernel.profile.graphDepth === 'int';
     writeRecord(this.tr, ctx, TRACE_GRAPH_ENT, intDepth ? 20 : len, (buf, off) => {
@@ -147,7 +142,7 @@ class GraphCallbacks {
     }
     const data = this.fgraph.retrieveData(task, gops.idx);
     if (!data) return;
-    const st = ftraceTask(task);
+    const st = this.tasks.of(task);
     const stack = st.retStack!;
     let calltime = Number(stack[data.index]);
     if (data.bytes >= 16 && this.fgraph.noSleepTime > 0 && !flagSet(this.tr, 'sleep-time')) {
@@ -155,7 +150,7 @@ class GraphCallbacks {
     }
     const threshNs = this.tr.tracing.tracingThresh * 1000;
     if (thresh && threshNs && rettime - calltime < threshNs) return;
-    this.record(contextOf(this.kernel, task), trace, calltime, rettime);
+    this.record(this.kernel.context(task), trace, calltime, rettime);
   }
 
   /** __trace_graph_return(). */
@@ -175,23 +170,19 @@ class GraphCallbacks {
 }
 
 /** The function_graph tracer. */
-export function functionGraphTracer(kernel: Kernel, layout: () => GraphRetLayout): Tracer {
-  const fgraph = Fgraph.of(kernel);
-  const globals = GraphGlobals.of(kernel);
+export function functionGraphTracer(tracing: Tracing, layout: () => GraphRetLayout): Tracer {
+  const kernel = tracing.kernel;
+  const fgraph = tracing.ftrace.fgraph;
+  const globals = tracing.graphGlobals;
 
   const entryFunc = (cb: GraphCallbacks, args: boolean): FgraphEntryFunc => (trace, gops, regs, task) =>
     cb.entry(trace, gops, args ? regs : undefined, task);
   const retFunc = (cb: GraphCallbacks, thresh: boolean): FgraphRetFunc => (trace, gops, _regs, task) => cb.ret(trace, gops, task, thresh);
 
-  const callbacks = new WeakMap<TraceArray, GraphCallbacks>();
-  const cbOf = (tr: TraceArray) => {
-    let cb = callbacks.get(tr);
-    if (!cb) callbacks.set(tr, (cb = new GraphCallbacks(tr, layout())));
-    return cb;
-  };
+  const cbOf = (tr: TraceArray) => (tr.ftrace.graph ??= new GraphCallbacks(tr, layout()));
 
   const setCallbacks = (tr: TraceArray) => {
-    const af = ArrayFtrace.of(tr);
+    const af = tr.ftrace;
     const cb = cbOf(tr);
     const args = flagSet(tr, 'funcgraph-args');
     af.gops.savedFunc = undefined;
@@ -211,7 +202,7 @@ export function functionGraphTracer(kernel: Kernel, layout: () => GraphRetLayout
       if (!flagSet(tr, 'funcgraph-irqs')) globals.skipIrqs++;
       if (!flagSet(tr, 'sleep-time')) fgraph.noSleepTime++;
       try {
-        fgraph.register(ArrayFtrace.of(tr).gops);
+        fgraph.register(tr.ftrace.gops);
       } catch (e) {
         if (!flagSet(tr, 'funcgraph-irqs')) globals.skipIrqs--;
         if (!flagSet(tr, 'sleep-time')) fgraph.noSleepTime--;
@@ -221,7 +212,7 @@ export function functionGraphTracer(kernel: Kernel, layout: () => GraphRetLayout
     reset(tr) {
       if (!flagSet(tr, 'funcgraph-irqs')) globals.skipIrqs = Math.max(0, globals.skipIrqs - 1);
       if (!flagSet(tr, 'sleep-time')) fgraph.noSleepTime = Math.max(0, fgraph.noSleepTime - 1);
-      fgraph.unregister(ArrayFtrace.of(tr).gops);
+      fgraph.unregister(tr.ftrace.gops);
     },
     setOption(tr, name, on) {
       // func_graph_set_flag(): only matters while this is the array's tracer.
@@ -236,7 +227,7 @@ export function functionGraphTracer(kernel: Kernel, layout: () => GraphRetLayout
           else globals.skipIrqs++;
           break;
         case 'funcgraph-args': {
-          const af = ArrayFtrace.of(tr);
+          const af = tr.ftrace;
           fgraph.unregister(af.gops);
           const cb = cbOf(tr);
           af.gops.entryfunc = entryFunc(cb, on);
@@ -246,15 +237,13 @@ export function functionGraphTracer(kernel: Kernel, layout: () => GraphRetLayout
         }
       }
     },
+    updateThresh(tr) {
+      // tracing_thresh changed while this runs: the return callback switches to (or from) the threshold one.
+      tracer.reset(tr);
+      tracer.init(tr);
+    },
     printHeader: (ctx) => printGraphHeader(ctx),
     printLine: (rec, ctx) => printGraphLine(rec, ctx),
   };
   return tracer;
-}
-
-/** update_thresh: tracing_thresh changed while function_graph runs at the top level. */
-export function graphUpdateThresh(tracer: Tracer, tr: TraceArray): void {
-  if (tr.tracer !== tracer) return;
-  tracer.reset(tr);
-  tracer.init(tr);
 }

@@ -6,15 +6,12 @@
  */
 import type { ExecContext } from '../../kernel/context.js';
 import { fail } from '../../kernel/errno.js';
-import { Ftrace } from '../../ftrace/ftrace.js';
 import type { FtraceFunc } from '../../ftrace/ftrace_ops.js';
-import { contextOf } from '../../ftrace/kernel_seam.js';
 import { ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from '../../ftrace/recursion.js';
 import type { KernelProfile } from '../../kernel/profiles/profile.js';
 import { ARG_REGS, type PtRegs } from '../../kernel/regs.js';
 import type { TraceArray } from '../trace_array.js';
 import type { Tracer, TracerOption } from '../tracer.js';
-import { ArrayFtrace } from './array_ftrace.js';
 import { FTRACE_REGS_MAX_ARGS, TRACE_FN } from './fn_events.js';
 import { FuncRepeats } from './func_repeats.js';
 import { recordStack, stackEntries } from './kernel_stack.js';
@@ -37,7 +34,8 @@ export function traceFunction(tr: TraceArray, ip: bigint, parentIp: bigint, ctx:
 /** The callback of the option combination (select_trace_function()); undefined when not allowed. */
 function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFunc; sym: string } | undefined {
   const kernel = tr.tracing.kernel;
-  const af = ArrayFtrace.of(tr);
+  const tasks = tr.tracing.ftrace.tasks;
+  const af = tr.ftrace;
   const stack = opts.has(OPT_STACK);
   const norep = opts.has(OPT_NO_REPEATS);
   const args = opts.has(OPT_ARGS);
@@ -47,24 +45,24 @@ function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFu
       sym: 'function_args_trace_call',
       func: (ip, parentIp, _op, regs, task) => {
         if (!af.functionEnabled) return;
-        const bit = ftraceTestRecursionTrylock(task);
+        const bit = ftraceTestRecursionTrylock(tasks, task);
         if (bit < 0) return;
         try {
-          traceFunction(tr, ip, parentIp, contextOf(kernel, task), regs);
+          traceFunction(tr, ip, parentIp, kernel.context(task), regs);
         } finally {
-          ftraceTestRecursionUnlock(task, bit);
+          ftraceTestRecursionUnlock(tasks, task, bit);
         }
       },
     };
   }
   if (stack) {
-    const repeats = norep ? FuncRepeats.of(tr) : undefined;
+    const repeats = norep ? (af.repeats ??= new FuncRepeats(tr)) : undefined;
     return {
       sym: norep ? 'function_stack_no_repeats_trace_call' : 'function_stack_trace_call',
       // Runs with interrupts off and no recursion lock: the context is the traced one.
       func: (ip, parentIp, _op, _regs, task) => {
         if (!af.functionEnabled) return;
-        const ctx = contextOf(kernel, task);
+        const ctx = kernel.context(task);
         if (repeats) {
           if (repeats.isRepeat(ctx.cpu, ip, parentIp)) return;
           repeats.flush(ctx, ip, parentIp);
@@ -75,21 +73,21 @@ function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFu
     };
   }
   if (norep) {
-    const repeats = FuncRepeats.of(tr);
+    const repeats = (af.repeats ??= new FuncRepeats(tr));
     return {
       sym: 'function_no_repeats_trace_call',
       func: (ip, parentIp, _op, _regs, task) => {
         if (!af.functionEnabled) return;
-        const bit = ftraceTestRecursionTrylock(task);
+        const bit = ftraceTestRecursionTrylock(tasks, task);
         if (bit < 0) return;
         try {
           if (!tr.tracingOn) return;
-          const ctx = ctxDec(contextOf(kernel, task));
+          const ctx = ctxDec(kernel.context(task));
           if (repeats.isRepeat(ctx.cpu, ip, parentIp)) return;
           repeats.flush(ctx, ip, parentIp);
           traceFunction(tr, ip, parentIp, ctx);
         } finally {
-          ftraceTestRecursionUnlock(task, bit);
+          ftraceTestRecursionUnlock(tasks, task, bit);
         }
       },
     };
@@ -98,12 +96,12 @@ function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFu
     sym: 'function_trace_call',
     func: (ip, parentIp, _op, _regs, task) => {
       if (!af.functionEnabled) return;
-      const bit = ftraceTestRecursionTrylock(task);
+      const bit = ftraceTestRecursionTrylock(tasks, task);
       if (bit < 0) return;
       try {
-        traceFunction(tr, ip, parentIp, ctxDec(contextOf(kernel, task)));
+        traceFunction(tr, ip, parentIp, ctxDec(kernel.context(task)));
       } finally {
-        ftraceTestRecursionUnlock(task, bit);
+        ftraceTestRecursionUnlock(tasks, task, bit);
       }
     },
   };
@@ -120,10 +118,10 @@ export function functionTracer(profile: KernelProfile): Tracer {
     allowInstances: true,
     options,
     init(tr) {
-      const af = ArrayFtrace.of(tr);
+      const af = tr.ftrace;
       const sel = selectFunc(tr, tr.tracerOptions.get('function') ?? new Set());
       if (!sel) fail('EINVAL');
-      const ftrace = Ftrace.of(tr.tracing.kernel);
+      const ftrace = tr.tracing.ftrace;
       ftrace.setFunc(af.fa.ops, sel.func, sel.sym);
       // tracing_start_function_trace()
       af.functionEnabled = false;
@@ -131,12 +129,12 @@ export function functionTracer(profile: KernelProfile): Tracer {
       af.functionEnabled = true;
     },
     reset(tr) {
-      const af = ArrayFtrace.of(tr);
+      const af = tr.ftrace;
       af.functionEnabled = false;
-      const ftrace = Ftrace.of(tr.tracing.kernel);
+      const ftrace = tr.tracing.ftrace;
       if (ftrace.opsList.includes(af.fa.ops)) ftrace.unregister(af.fa.ops);
       ftrace.setFunc(af.fa.ops, () => {}, 'ftrace_stub');
-      FuncRepeats.drop(tr);
+      af.repeats = undefined;
     },
     start(tr) {
       // function_trace_start(): turning tracing on starts from an empty buffer.
@@ -150,8 +148,8 @@ export function functionTracer(profile: KernelProfile): Tracer {
       else cur.delete(name);
       const sel = selectFunc(tr, cur);
       if (!sel) fail('EINVAL');
-      const af = ArrayFtrace.of(tr);
-      const ftrace = Ftrace.of(tr.tracing.kernel);
+      const af = tr.ftrace;
+      const ftrace = tr.tracing.ftrace;
       ftrace.unregister(af.fa.ops);
       ftrace.setFunc(af.fa.ops, sel.func, sel.sym);
       ftrace.register(af.fa.ops);

@@ -3,7 +3,7 @@
  * type), kprobe_events, uprobe_events, synthetic_events (one type each), and
  * kprobe_profile / uprobe_profile (hits and misses per probe).
  */
-import { DynEvents } from '../../trace/dynevent/dyn_events.js';
+import type { DynEvents } from '../../trace/dynevent/dyn_events.js';
 import type { DynEventFile } from '../../trace/dynevent/trace_dynevent.js';
 import { kprobeProfile } from '../../trace/dynevent/trace_kprobe.js';
 import { uprobeProfile } from '../../trace/dynevent/trace_uprobe.js';
@@ -25,7 +25,7 @@ function controlFile(dyn: DynEvents, file: DynEventFile): FileOps {
 }
 
 export function addDynEventFiles(root: Dir, tracing: Tracing): void {
-  const dyn = DynEvents.of(tracing);
+  const dyn = tracing.dynEvents;
   for (const file of ['dynamic_events', 'kprobe_events', 'uprobe_events', 'synthetic_events'] as const) {
     root.add(new File(file, 0o640, controlFile(dyn, file)));
   }

@@ -1,6 +1,4 @@
 /** The ftrace files of a trace array and of the top level, as ftrace_init_tracefs() and friends create them. */
-import { ArrayFtrace } from '../../trace/ftrace/array_ftrace.js';
-import { GraphGlobals } from '../../trace/ftrace/function_graph_tracer.js';
 import type { TraceArray } from '../../trace/trace_array.js';
 import type { Tracing } from '../../trace/tracing.js';
 import { Dir, File, type FileOps } from '../node.js';
@@ -22,27 +20,22 @@ export function addFtraceFiles(dir: Dir, tr: TraceArray): void {
 
 /** Files only the top level has. */
 export function addFtraceTopFiles(root: Dir, tracing: Tracing): void {
-  const kernel = tracing.kernel;
+  const { kernel, ftrace } = tracing;
   const add = (name: string, perm: number, fops: FileOps) => root.add(new File(name, perm, fops));
   add('available_filter_functions', 0o440, availableFilterFunctionsFile(kernel, false));
   add('available_filter_functions_addrs', 0o440, availableFilterFunctionsFile(kernel, true));
-  add('enabled_functions', 0o440, enabledFunctionsFile(kernel, 'enabled'));
-  add('touched_functions', 0o440, enabledFunctionsFile(kernel, 'touched'));
-  add('dyn_ftrace_total_info', 0o440, dynFtraceTotalInfoFile(kernel));
+  add('enabled_functions', 0o440, enabledFunctionsFile(ftrace, 'enabled'));
+  add('touched_functions', 0o440, enabledFunctionsFile(ftrace, 'touched'));
+  add('dyn_ftrace_total_info', 0o440, dynFtraceTotalInfoFile(ftrace));
   add('set_graph_function', 0o640, graphHashFile(tracing.top, 'function'));
   add('set_graph_notrace', 0o640, graphHashFile(tracing.top, 'notrace'));
-  const g = GraphGlobals.of(kernel);
+  const g = tracing.graphGlobals;
   add('max_graph_depth', 0o640, ulongFile(() => g.maxDepth, (v) => (g.maxDepth = v >>> 0)));
-  add('stack_max_size', 0o640, stackMaxSizeFile(kernel));
-  add('stack_trace', 0o440, stackTraceFile(kernel));
-  add('stack_trace_filter', 0o640, stackTraceFilterFile(kernel));
+  add('stack_max_size', 0o640, stackMaxSizeFile(ftrace));
+  add('stack_trace', 0o440, stackTraceFile(ftrace));
+  add('stack_trace_filter', 0o640, stackTraceFilterFile(ftrace));
   if (kernel.features.has('function-profiler')) {
     add('function_profile_enabled', 0o640, functionProfileEnabledFile(tracing));
     root.add(traceStatDir(tracing));
   }
-}
-
-/** An instance goes away: its probes, ops and pid lists with it. */
-export function removeFtraceState(tr: TraceArray): void {
-  ArrayFtrace.destroy(tr);
 }

@@ -3,10 +3,8 @@
  * set_graph_function / set_graph_notrace (top level): the write edits a copy
  * of the hash one word per write(2), applied at close; reads list it.
  */
-import { Ftrace } from '../../ftrace/ftrace.js';
 import { FtraceRegex, type RegexKind } from '../../ftrace/ftrace_regex.js';
 import { GraphHashFile, type GraphHashKind } from '../../ftrace/graph_hash.js';
-import { ArrayFtrace } from '../../trace/ftrace/array_ftrace.js';
 import type { TraceArray } from '../../trace/trace_array.js';
 import { O_TRUNC, type FileOps, type OpenFile } from '../node.js';
 import { sliceAt } from '../seq_file.js';
@@ -27,7 +25,7 @@ function readListing(f: OpenFile, size: number, pos: number): Buffer {
 export function ftraceRegexFile(tr: TraceArray, kind: RegexKind): FileOps {
   return trFile(tr, {
     open(f) {
-      f.private = new FtraceRegex(ArrayFtrace.of(tr).fa, kind, f.writable, (f.flags & O_TRUNC) !== 0);
+      f.private = new FtraceRegex(tr.ftrace.fa, kind, f.writable, (f.flags & O_TRUNC) !== 0);
     },
     read: readListing,
     write(f, data) {
@@ -40,7 +38,7 @@ export function ftraceRegexFile(tr: TraceArray, kind: RegexKind): FileOps {
 }
 
 export function graphHashFile(tr: TraceArray, kind: GraphHashKind): FileOps {
-  const ftrace = Ftrace.of(tr.tracing.kernel);
+  const ftrace = tr.tracing.ftrace;
   return {
     open(f) {
       f.private = new GraphHashFile(ftrace, kind, f.writable, (f.flags & O_TRUNC) !== 0);

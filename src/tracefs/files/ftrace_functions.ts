@@ -2,7 +2,7 @@
  * The top-level listings of the function records: available_filter_functions
  * (and _addrs), enabled_functions, touched_functions, dyn_ftrace_total_info.
  */
-import { Ftrace } from '../../ftrace/ftrace.js';
+import type { Ftrace } from '../../ftrace/ftrace.js';
 import { FunctionListing } from '../../ftrace/enabled_functions.js';
 import { availableFilterFunctionsAddrsText, availableFilterFunctionsText } from '../../kernel/kallsyms.js';
 import type { Kernel } from '../../kernel/kernel.js';
@@ -18,18 +18,18 @@ export function availableFilterFunctionsFile(kernel: Kernel, addrs: boolean): Fi
   };
 }
 
-export function enabledFunctionsFile(kernel: Kernel, which: 'enabled' | 'touched'): FileOps {
+export function enabledFunctionsFile(ftrace: Ftrace, which: 'enabled' | 'touched'): FileOps {
   return seqRead(() => {
-    const l = new FunctionListing(Ftrace.of(kernel));
+    const l = new FunctionListing(ftrace);
     return which === 'enabled' ? l.enabled() : l.touched();
   });
 }
 
 /** dyn_ftrace_total_info: records, their pages and groups (and update times, where the series shows them). */
-export function dynFtraceTotalInfoFile(kernel: Kernel): FileOps {
+export function dynFtraceTotalInfoFile(ftrace: Ftrace): FileOps {
   return seqRead(() => {
-    const n = Ftrace.of(kernel).records.count;
-    const p = kernel.profile.ftracePages;
+    const n = ftrace.records.count;
+    const p = ftrace.kernel.profile.ftracePages;
     let s = `${n} pages:${Math.ceil(n / p.perPage)} groups: ${p.groups}\n`;
     if (p.bootNs !== undefined) s += `ftrace boot update time = ${p.bootNs} (ns)\nftrace module total update time = 0 (ns)\n`;
     return s;

@@ -4,7 +4,6 @@
  * (all or nothing), reads list them or say `no pid`.
  */
 import { fail } from '../../kernel/errno.js';
-import { ArrayFtrace } from '../../trace/ftrace/array_ftrace.js';
 import type { TraceArray } from '../../trace/trace_array.js';
 import { O_TRUNC, type FileOps } from '../node.js';
 import { seqRead } from '../seq_file.js';
@@ -27,20 +26,20 @@ export function parsePids(current: ReadonlySet<number> | null, text: string): Se
 }
 
 export function ftracePidFile(tr: TraceArray, which: 'pids' | 'noPids'): FileOps {
-  const fa = () => ArrayFtrace.of(tr).fa;
+  const { fa } = tr.ftrace;
   return trFile(tr, {
     open(f) {
-      if (f.writable && f.flags & O_TRUNC) fa().setPids(which, null);
+      if (f.writable && f.flags & O_TRUNC) fa.setPids(which, null);
     },
     ...seqRead(() => {
-      const list = fa()[which];
+      const list = fa[which];
       if (!list) return 'no pid\n';
       return [...list].sort((a, b) => a - b).map((p) => `${p}\n`).join('');
     }),
     write(_f, data) {
       if (!data.length) return 0;
-      const next = parsePids(fa()[which], data.toString('latin1'));
-      fa().setPids(which, next);
+      const next = parsePids(fa[which], data.toString('latin1'));
+      fa.setPids(which, next);
       return data.length;
     },
   });

@@ -2,8 +2,7 @@
  * The function profiler's files (FUNCTION_PROFILER): function_profile_enabled
  * and trace_stat/function<cpu>.
  */
-import { FunctionProfiler, type ProfilerSettings } from '../../ftrace/function_profiler.js';
-import { ArrayFtrace } from '../../trace/ftrace/array_ftrace.js';
+import type { ProfilerSettings } from '../../ftrace/function_profiler.js';
 import type { Tracing } from '../../trace/tracing.js';
 import { Dir, File, type FileOps } from '../node.js';
 import { parseUlong, seqRead } from '../seq_file.js';
@@ -22,12 +21,12 @@ export function profilerSettings(tracing: Tracing): ProfilerSettings {
 }
 
 export function functionProfileEnabledFile(tracing: Tracing): FileOps {
-  const prof = FunctionProfiler.of(tracing.kernel);
+  const prof = tracing.ftrace.profiler;
   return {
     ...simpleRead(() => `${prof.enabled ? 1 : 0}\n`),
     write(_f, data) {
       const on = parseUlong(data, 10) !== 0;
-      prof.setEnabled(on, ArrayFtrace.of(tracing.top).fa.ops.funcHash, profilerSettings(tracing));
+      prof.setEnabled(on, tracing.top.ftrace.fa.ops.funcHash, profilerSettings(tracing));
       return data.length;
     },
   };
@@ -36,7 +35,7 @@ export function functionProfileEnabledFile(tracing: Tracing): FileOps {
 /** trace_stat/: one function<cpu> file per CPU. */
 export function traceStatDir(tracing: Tracing): Dir {
   const dir = new Dir('trace_stat', 0o750);
-  const prof = FunctionProfiler.of(tracing.kernel);
+  const prof = tracing.ftrace.profiler;
   const settings = profilerSettings(tracing);
   for (let cpu = 0; cpu < tracing.kernel.nrCpus; cpu++) {
     dir.add(new File(`function${cpu}`, 0o440, seqRead(() => prof.show(cpu, settings))));

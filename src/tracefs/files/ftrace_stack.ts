@@ -4,36 +4,34 @@
  * /proc views of the emulated kernel.
  */
 import { fail } from '../../kernel/errno.js';
-import type { Kernel } from '../../kernel/kernel.js';
-import { Ftrace } from '../../ftrace/ftrace.js';
+import type { Ftrace } from '../../ftrace/ftrace.js';
 import { FtraceRegex } from '../../ftrace/ftrace_regex.js';
-import { StackTracer } from '../../ftrace/stack_tracer.js';
 import { O_TRUNC, type FileOps, type OpenFile } from '../node.js';
 import { parseUlong, seqRead, sliceAt } from '../seq_file.js';
 import { simpleRead } from './common.js';
 
-export function stackTraceFile(kernel: Kernel): FileOps {
-  return seqRead(() => StackTracer.of(kernel).show());
+export function stackTraceFile(ftrace: Ftrace): FileOps {
+  return seqRead(() => ftrace.stackTracer.show());
 }
 
-export function stackMaxSizeFile(kernel: Kernel): FileOps {
+export function stackMaxSizeFile(ftrace: Ftrace): FileOps {
   return {
-    ...simpleRead(() => `${StackTracer.of(kernel).maxSize}\n`),
+    ...simpleRead(() => `${ftrace.stackTracer.maxSize}\n`),
     write(_f, data) {
-      StackTracer.of(kernel).setMaxSize(parseUlong(data, 10));
+      ftrace.stackTracer.setMaxSize(parseUlong(data, 10));
       return data.length;
     },
   };
 }
 
-export function stackTraceFilterFile(kernel: Kernel): FileOps {
+export function stackTraceFilterFile(ftrace: Ftrace): FileOps {
   interface State {
     regex: FtraceRegex;
     text?: Buffer;
   }
   return {
     open(f) {
-      const regex = new FtraceRegex({ ftrace: Ftrace.of(kernel), ops: StackTracer.of(kernel).ops }, 'filter', f.writable, (f.flags & O_TRUNC) !== 0);
+      const regex = new FtraceRegex({ ftrace, ops: ftrace.stackTracer.ops }, 'filter', f.writable, (f.flags & O_TRUNC) !== 0);
       f.private = { regex } satisfies State;
     },
     read(f: OpenFile, size, pos) {
@@ -60,13 +58,13 @@ export function parseSysctlInt(text: string): number {
 }
 
 /** /proc/sys/kernel/stack_tracer_enabled. */
-export function stackTracerEnabledFile(kernel: Kernel): FileOps {
+export function stackTracerEnabledFile(ftrace: Ftrace): FileOps {
   let value = 0;
   return {
     ...simpleRead(() => `${value}\n`),
     write(_f, data) {
       value = parseSysctlInt(data.toString('latin1'));
-      StackTracer.of(kernel).setEnabled(value !== 0);
+      ftrace.stackTracer.setEnabled(value !== 0);
       return data.length;
     },
   };

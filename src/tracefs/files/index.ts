@@ -72,20 +72,8 @@ export function addCoreFiles(dir: Dir, tr: TraceArray): void {
   if (tr.profile.maxLatencyFile && tr.isTop) add('tracing_max_latency', 0o640, tracingMaxLatencyFile(tr));
   addFtraceFiles(dir, tr);
   const options = dir.add(optionsDir(tr));
-  const onTracer = (t: Tracer) => addTracerOptionFiles(options, tr, t);
-  tr.tracing.tracers.onRegister.add(onTracer);
-  tracerWatchers.set(tr, onTracer);
+  tr.tracerWatchers.add((t: Tracer) => addTracerOptionFiles(options, tr, t));
   dir.add(perCpuDir(tr));
-}
-
-/** Each trace array's watch for tracers registered later (their option files). */
-const tracerWatchers = new WeakMap<TraceArray, (t: Tracer) => void>();
-
-/** rmdir of an instance: its files stop following the tracers (the watch would keep the whole instance alive). */
-export function removeCoreFiles(tr: TraceArray): void {
-  const w = tracerWatchers.get(tr);
-  if (w) tr.tracing.tracers.onRegister.delete(w);
-  tracerWatchers.delete(tr);
 }
 
 /** Files only the top level has. */

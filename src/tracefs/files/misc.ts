@@ -1,5 +1,4 @@
 /** Small attribute files: tracing_on, tracing_thresh, tracing_max_latency, printk_formats. */
-import { tracingThreshChanged } from '../../trace/ftrace/init.js';
 import type { TraceArray } from '../../trace/trace_array.js';
 import type { Tracing } from '../../trace/tracing.js';
 import type { FileOps } from '../node.js';
@@ -23,7 +22,7 @@ export function tracingThreshFile(tracing: Tracing): FileOps {
     ...simpleRead(() => `${tracing.tracingThresh}\n`),
     write(_f, data) {
       tracing.tracingThresh = writeUlong(data);
-      tracingThreshChanged(tracing);
+      tracing.top.tracer.updateThresh?.(tracing.top);
       return data.length;
     },
   };

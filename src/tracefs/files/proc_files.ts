@@ -5,6 +5,7 @@
  * watching them) run what the real kernel runs.
  */
 import { fail } from '../../kernel/errno.js';
+import type { Ftrace } from '../../ftrace/ftrace.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { procVersion as procVersionText } from '../../kernel/version.js';
 import type { FileOps } from '../node.js';
@@ -15,8 +16,8 @@ import { stackTracerEnabledFile } from './ftrace_stack.js';
 const PROC_SYS = { open: 'proc_sys_open', read: 'proc_sys_read', write: 'proc_sys_write', poll: 'proc_sys_poll', fops: 'proc_sys_file_operations' };
 
 /** /proc/sys/kernel/stack_tracer_enabled. */
-export function procStackTracerEnabled(kernel: Kernel): FileOps {
-  return { ...stackTracerEnabledFile(kernel), names: PROC_SYS };
+export function procStackTracerEnabled(ftrace: Ftrace): FileOps {
+  return { ...stackTracerEnabledFile(ftrace), names: PROC_SYS };
 }
 
 /**

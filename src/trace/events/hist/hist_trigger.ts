@@ -35,7 +35,7 @@ interface HistTriggerData extends TriggerData {
 }
 
 /** What the hist triggers of one tracing instance share. */
-class HistState implements HistEnv, ActionEnv {
+export class HistState implements HistEnv, ActionEnv {
   readonly errors: HistErrors;
   readonly named: HistTriggerData[] = [];
   private readonly vars = new WeakMap<TraceArray, Set<HistData>>();
@@ -91,14 +91,6 @@ class HistState implements HistEnv, ActionEnv {
   wakePollers(): void {
     for (const w of [...this.pollers]) w();
   }
-}
-
-const states = new WeakMap<Tracing, HistState>();
-
-export function histState(tracing: Tracing): HistState {
-  let s = states.get(tracing);
-  if (!s) states.set(tracing, (s = new HistState(tracing)));
-  return s;
 }
 
 function histTriggers(file: EventFile): HistTriggerData[] {
@@ -479,7 +471,7 @@ function histCommand(state: HistState): RecTriggerCommand {
 
 /** The `hist` file of an event: every hist trigger's histogram. */
 export function histFileText(tracing: Tracing, file: EventFile): string {
-  const state = histState(tracing);
+  const state = tracing.events.hist;
   let s = '';
   histTriggers(file).forEach((t, n) => {
     const c = state.condSnapshots.get(file.tr);
@@ -498,7 +490,7 @@ export function histHits(file: EventFile): bigint {
 
 /** hist_poll_wait(): `wake` is called once, at the next hit of any hist trigger of this tracing. */
 export function histPollWait(tracing: Tracing, wake: () => void): void {
-  const { pollers } = histState(tracing);
+  const { pollers } = tracing.events.hist;
   const once = () => {
     pollers.delete(once);
     wake();
