@@ -27,8 +27,10 @@ import {
   dataIndexOf,
   dataSizeOf,
   dataWord,
+  metaAt,
   newShadowStack,
-  reservedWord,
+  RESERVED_WORD,
+  setMeta,
   wordOffset,
   wordType,
 } from './shadow_stack.js';
@@ -249,7 +251,10 @@ export class Fgraph {
   private giveStack(task: Task): void {
     const st = this.tasks.of(task);
     if (st.retStack) return;
-    st.retStack = newShadowStack();
+    const stack = newShadowStack();
+    st.retStack = stack.words;
+    st.retMeta = stack.meta;
+    st.retVals = [];
     st.currRetStack = 0;
     st.currRetDepth = -1;
     st.traceOverrun = 0;
@@ -270,6 +275,8 @@ export class Fgraph {
   initTask(task: Task): void {
     const st = this.tasks.of(task);
     st.retStack = null;
+    st.retMeta = null;
+    st.retVals = [];
     st.currRetStack = 0;
     st.currRetDepth = -1;
     if (this.active) this.giveStack(task);
@@ -278,7 +285,11 @@ export class Fgraph {
   /** ftrace_graph_exit_task(): the stack is freed with its task. */
   exitTask(task: Task): void {
     const st = this.tasks.peek(task);
-    if (st) st.retStack = null;
+    if (st) {
+      st.retStack = null;
+      st.retMeta = null;
+      st.retVals = [];
+    }
     this.stacks.delete(task);
     this.exited.add(task);
   }
@@ -341,7 +352,7 @@ export class Fgraph {
         st.currRetDepth--;
         return -1;
       }
-      st.retStack![offset] = bitmapWord(bitmap | 1);
+      setMeta(st.retMeta!, offset, bitmapWord(bitmap | 1));
       return 0;
     } finally {
       ftraceTestRecursionUnlock(this.tasks, task, bit);
@@ -366,7 +377,9 @@ export class Fgraph {
     stack[frame] = ret;
     stack[frame + 1] = func;
     stack[frame + 2] = retp;
-    stack[offset] = reservedWord();
+    st.retVals[frame] = ret;
+    st.retVals[frame + 1] = func;
+    setMeta(st.retMeta!, offset, RESERVED_WORD);
     st.currRetStack = offset + 1;
     return offset;
   }
@@ -381,14 +394,13 @@ export class Fgraph {
   reserveData(task: Task, idx: number, bytes: number): number {
     if (bytes > FGRAPH_MAX_DATA_SIZE) return -1;
     const st = this.tasks.of(task);
-    const stack = st.retStack;
-    if (!stack) return -1;
+    const meta = st.retMeta;
+    if (!meta) return -1;
     const words = Math.max(1, (bytes + 7) >> 3);
     const curr = st.currRetStack;
-    const prev = stack[curr - 1];
     const next = curr + words + 1;
     if (next >= SHADOW_STACK_MAX_OFFSET) return -1;
-    stack[next - 1] = dataWord(idx, words, wordOffset(prev) + words + 1);
+    setMeta(meta, next - 1, dataWord(idx, words, wordOffset(metaAt(meta, curr - 1)) + words + 1));
     st.currRetStack = next;
     return curr;
   }
@@ -401,23 +413,23 @@ export class Fgraph {
   /** fgraph_retrieve_parent_data(): the same for the call `depth` levels out. */
   retrieveParentData(task: Task, idx: number, depth: number): { index: number; bytes: number } | null {
     const st = this.tasks.of(task);
-    const stack = st.retStack;
+    const meta = st.retMeta;
     let offset = st.currRetStack;
-    if (!stack || offset <= 0) return null;
+    if (!meta || offset <= 0) return null;
     let frame = -1;
     for (;;) {
-      frame = this.frameBelow(stack, offset);
+      frame = this.frameBelow(meta, offset);
       if (frame < 0 || --depth < 0) break;
       offset = frame;
     }
     if (frame < 0) return null;
     let top = offset - 1;
-    let val = stack[top];
+    let val = metaAt(meta, top);
     while (wordType(val) === FGRAPH_TYPE_DATA) {
       const size = dataSizeOf(val);
       if (dataIndexOf(val) === idx) return { index: top - size, bytes: size * 8 };
       top -= size + 1;
-      val = stack[top];
+      val = metaAt(meta, top);
     }
     return null;
   }
@@ -425,6 +437,11 @@ export class Fgraph {
   /** The shadow stack of a task (where reserved data lives), if it has one. */
   stackOf(task: Task): BigUint64Array | null {
     return this.tasks.peek(task)?.retStack ?? null;
+  }
+
+  /** Its 32-bit view (shadow_stack.ts): where fgraph users build their own meta words. */
+  metaOf(task: Task): Uint32Array | null {
+    return this.tasks.peek(task)?.retMeta ?? null;
   }
 
   /** fgraph_get_task_var(): the fgraph_ops' own long in the task's stack. */
@@ -438,9 +455,9 @@ export class Fgraph {
   }
 
   /** get_ret_stack(): the frame below the top word at offset-1, or -1. */
-  private frameBelow(stack: BigUint64Array, offset: number): number {
+  private frameBelow(meta: Uint32Array, offset: number): number {
     if (offset <= 0) return -1;
-    const offs = wordOffset(stack[offset - 1]);
+    const offs = wordOffset(metaAt(meta, offset - 1));
     if (offs <= 0 || offs > offset - 1) return -1;
     return offset - 1 - offs;
   }
@@ -451,19 +468,20 @@ export class Fgraph {
   private returnToHandlerCall(regs: PtRegs, task: Task): bigint {
     const st = this.tasks.of(task);
     const stack = st.retStack;
-    const frame = stack ? this.frameBelow(stack, st.currRetStack) : -1;
-    if (!stack || frame < 0) {
+    const meta = st.retMeta;
+    const frame = meta ? this.frameBelow(meta, st.currRetStack) : -1;
+    if (!stack || !meta || frame < 0) {
       // A hooked return with no frame: the kernel would WARN and stop graph tracing.
       return 0n;
     }
     const offset = frame + FGRAPH_FRAME_OFFSET;
-    const ret = stack[frame];
-    const trace: FgraphRet = { func: stack[frame + 1], retval: regs.ax, depth: st.currRetDepth, overrun: st.traceOverrun };
+    const ret = st.retVals[frame]!;
+    const trace: FgraphRet = { func: st.retVals[frame + 1]!, retval: regs.ax, depth: st.currRetDepth, overrun: st.traceOverrun };
     regs.ip = ret;
     const bit = ftraceTestRecursionTrylock(this.tasks, task);
     if (bit >= 0) {
       try {
-        const bitmap = bitmapOf(stack[offset]);
+        const bitmap = bitmapOf(metaAt(meta, offset));
         for (let i = 0; i < FGRAPH_ARRAY_SIZE; i++) {
           if (!(bitmap & (1 << i))) continue;
           const gops = this.array[i];
@@ -487,11 +505,13 @@ export class Fgraph {
   /** ftrace_graph_ret_addr(): the real return address behind a return_to_handler found at `retp`. */
   graphRetAddr(task: Task, ret: bigint, retp: bigint): bigint {
     if (ret !== this.returnToHandler) return ret;
-    const stack = this.stackOf(task);
-    if (!stack) return ret;
-    let i = this.tasks.of(task).currRetStack;
+    const st = this.tasks.of(task);
+    const stack = st.retStack;
+    const meta = st.retMeta;
+    if (!stack || !meta) return ret;
+    let i = st.currRetStack;
     while (i > 0) {
-      const frame = this.frameBelow(stack, i);
+      const frame = this.frameBelow(meta, i);
       if (frame < 0) break;
       if (stack[frame + 2] === retp && stack[frame] !== this.returnToHandler) return stack[frame];
       i = frame;
@@ -501,11 +521,13 @@ export class Fgraph {
 
   /** ftrace_graph_top_ret_addr(): the innermost real return address saved. */
   topRetAddr(task: Task): bigint {
-    const stack = this.stackOf(task);
-    if (!stack) return 0n;
-    let i = this.tasks.of(task).currRetStack;
+    const st = this.tasks.of(task);
+    const stack = st.retStack;
+    const meta = st.retMeta;
+    if (!stack || !meta) return 0n;
+    let i = st.currRetStack;
     while (i > 0) {
-      const frame = this.frameBelow(stack, i);
+      const frame = this.frameBelow(meta, i);
       if (frame < 0) return 0n;
       if (stack[frame] !== this.returnToHandler) return stack[frame];
       i = frame;
@@ -515,12 +537,14 @@ export class Fgraph {
 
   /** Frames on a task's shadow stack, innermost first: function and saved return address. */
   frames(task: Task): { func: bigint; ret: bigint }[] {
-    const stack = this.stackOf(task);
+    const st = this.tasks.of(task);
+    const stack = st.retStack;
+    const meta = st.retMeta;
     const out: { func: bigint; ret: bigint }[] = [];
-    if (!stack) return out;
-    let i = this.tasks.of(task).currRetStack;
+    if (!stack || !meta) return out;
+    let i = st.currRetStack;
     while (i > 0) {
-      const frame = this.frameBelow(stack, i);
+      const frame = this.frameBelow(meta, i);
       if (frame < 0) break;
       out.push({ func: stack[frame + 1], ret: stack[frame] });
       i = frame;

@@ -238,8 +238,8 @@ export class FprobeGraph implements FprobeBackend {
       }
     }
     const stack = this.fgraph.stackOf(task);
-    if (!stack) return false;
-    const w32 = words32(stack);
+    const w32 = this.fgraph.metaOf(task);
+    if (!stack || !w32) return false;
     // ftrace_regs_get_return_address(): the slot as it is now (before fgraph puts return_to_handler there).
     const retIp = entries ? (this.ftrace.exec.memory.readU64(regs.sp) ?? 0n) : 0n;
     const fregs = entries ? new FtraceRegs(regs) : undefined;
@@ -276,12 +276,12 @@ export class FprobeGraph implements FprobeBackend {
   private fgraphReturn(trace: FgraphRet, gops: FgraphOps, regs: PtRegs, task: Task): void {
     const r = this.fgraph.retrieveData(task, gops.idx);
     const stack = this.fgraph.stackOf(task);
-    if (!r || !stack) return;
-    const w32 = words32(stack);
+    const w32 = this.fgraph.metaOf(task);
+    if (!r || !stack || !w32) return;
     const sizeWords = r.bytes / 8;
     const retIp = regs.ip;
-    // Another return hook replaced the slot before fgraph did: this call is hooked twice.
-    if (this.ftrace.exec.trampolines.has(retIp)) this.ftrace.rethooks.stackedHooks++;
+    // rethook replaced the slot before fgraph did (a kretprobe): this call is hooked twice.
+    if (retIp === this.ftrace.rethooks.trampoline) this.ftrace.rethooks.stackedHooks++;
     let fregs: PtRegs | undefined;
     let curr = 0;
     while (curr < sizeWords) {
@@ -300,19 +300,6 @@ export class FprobeGraph implements FprobeBackend {
       curr += size;
     }
   }
-}
-
-/** A 32-bit view of a shadow stack, so header words are built without BigInt arithmetic. */
-let lastStack: BigUint64Array | undefined;
-let lastView: Uint32Array | undefined;
-const views = new WeakMap<BigUint64Array, Uint32Array>();
-function words32(stack: BigUint64Array): Uint32Array {
-  if (stack === lastStack) return lastView!;
-  let v = views.get(stack);
-  if (!v) views.set(stack, (v = new Uint32Array(stack.buffer, stack.byteOffset, stack.length * 2)));
-  lastStack = stack;
-  lastView = v;
-  return v;
 }
 
 /** The entry data: a window on the shadow stack itself. */

@@ -32,44 +32,64 @@ const DATA_MASK = 0x1f;
 const DATA_INDEX_SHIFT = 17;
 const DATA_INDEX_MASK = 0xf;
 
-/** Words are read as numbers: every meta word fits in 32 bits. */
-export function wordOffset(w: bigint): number {
-  return Number(w & 0xffffffffn) & OFFSET_MASK;
+/**
+ * Meta words (the top word of a frame, data words) fit in 32 bits: they are
+ * read and written through a 32-bit view of the stack (`ShadowStack.meta`),
+ * without BigInt arithmetic. These take and give the low half.
+ */
+export function wordOffset(w: number): number {
+  return w & OFFSET_MASK;
 }
 
-export function wordType(w: bigint): number {
-  return (Number(w & 0xffffffffn) >>> TYPE_SHIFT) & TYPE_MASK;
+export function wordType(w: number): number {
+  return (w >>> TYPE_SHIFT) & TYPE_MASK;
 }
 
-export function bitmapOf(w: bigint): number {
-  return (Number(w & 0xffffffffn) >>> INDEX_SHIFT) & INDEX_MASK;
+export function bitmapOf(w: number): number {
+  return (w >>> INDEX_SHIFT) & INDEX_MASK;
 }
 
-export function dataIndexOf(w: bigint): number {
-  return (Number(w & 0xffffffffn) >>> DATA_INDEX_SHIFT) & DATA_INDEX_MASK;
+export function dataIndexOf(w: number): number {
+  return (w >>> DATA_INDEX_SHIFT) & DATA_INDEX_MASK;
 }
 
 /** Size in longs of a data block (the field holds size - 1). */
-export function dataSizeOf(w: bigint): number {
-  return ((Number(w & 0xffffffffn) >>> DATA_SHIFT) & DATA_MASK) + 1;
+export function dataSizeOf(w: number): number {
+  return ((w >>> DATA_SHIFT) & DATA_MASK) + 1;
 }
 
-export function reservedWord(): bigint {
-  return BigInt((FGRAPH_TYPE_RESERVED << TYPE_SHIFT) | FGRAPH_FRAME_OFFSET);
+export const RESERVED_WORD = (FGRAPH_TYPE_RESERVED << TYPE_SHIFT) | FGRAPH_FRAME_OFFSET;
+
+export function bitmapWord(bitmap: number): number {
+  return ((bitmap << INDEX_SHIFT) | (FGRAPH_TYPE_BITMAP << TYPE_SHIFT) | FGRAPH_FRAME_OFFSET) >>> 0;
 }
 
-export function bitmapWord(bitmap: number): bigint {
-  return BigInt(((bitmap << INDEX_SHIFT) | (FGRAPH_TYPE_BITMAP << TYPE_SHIFT) | FGRAPH_FRAME_OFFSET) >>> 0);
+export function dataWord(idx: number, sizeWords: number, offset: number): number {
+  return ((idx << DATA_INDEX_SHIFT) | ((sizeWords - 1) << DATA_SHIFT) | (FGRAPH_TYPE_DATA << TYPE_SHIFT) | offset) >>> 0;
 }
 
-export function dataWord(idx: number, sizeWords: number, offset: number): bigint {
-  return BigInt(((idx << DATA_INDEX_SHIFT) | ((sizeWords - 1) << DATA_SHIFT) | (FGRAPH_TYPE_DATA << TYPE_SHIFT) | offset) >>> 0);
+/** The meta word at long `i`. */
+export function metaAt(meta: Uint32Array, i: number): number {
+  return meta[2 * i]!;
+}
+
+/** Writes a meta word at long `i` (the high half zero). */
+export function setMeta(meta: Uint32Array, i: number, w: number): void {
+  meta[2 * i] = w;
+  meta[2 * i + 1] = 0;
 }
 
 /** Index of the first task variable (SHADOW_STACK_TASK_VARS). */
 export const TASK_VARS = SHADOW_STACK_OFFSET - FGRAPH_ARRAY_SIZE;
 
+/** A task's shadow stack: its longs, and the same memory as 32-bit halves for the meta words. */
+export interface ShadowStack {
+  readonly words: BigUint64Array;
+  readonly meta: Uint32Array;
+}
+
 /** A fresh shadow stack, task variables zeroed. */
-export function newShadowStack(): BigUint64Array {
-  return new BigUint64Array(SHADOW_STACK_OFFSET);
+export function newShadowStack(): ShadowStack {
+  const words = new BigUint64Array(SHADOW_STACK_OFFSET);
+  return { words, meta: new Uint32Array(words.buffer) };
 }

@@ -10,6 +10,14 @@ export class FtraceTaskState {
   recursion = 0;
   /** The fgraph shadow stack (SHADOW_STACK_SIZE bytes as longs), null until fgraph gives it one. */
   retStack: BigUint64Array | null = null;
+  /** The same stack as 32-bit halves: its meta words (shadow_stack.ts). */
+  retMeta: Uint32Array | null = null;
+  /**
+   * The return address and function of each frame as pushed, by the frame's
+   * offset: the return path reads these rather than the longs, which would
+   * make new BigInts on every return.
+   */
+  retVals: bigint[] = [];
   /** Words in use on the shadow stack. */
   currRetStack = 0;
   /** Depth of the innermost traced call, -1 when none. */
@@ -41,6 +49,7 @@ export class FtraceTasks {
 
   /** The state if the task has one yet. */
   peek(task: Task): FtraceTaskState | undefined {
+    if (task === this.lastTask) return this.lastState;
     return this.states.get(task);
   }
 }
