@@ -6,7 +6,7 @@
  * whose wall time the daemon's CPU does not explain spent it in its own
  * processes (or sleeping).
  */
-import { controlRequest } from '../src/fuse/control.js';
+import { controlRequest } from '../src/daemon/control.js';
 import { fmt, table } from '../bench/table.js';
 
 /** What the `load` control command answers (the parts the bench reads). */

@@ -9,9 +9,9 @@ import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFile
 import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { runExec } from '../src/fuse/exec.js';
-import { controlRequest } from '../src/fuse/control.js';
-import { readState, statePaths } from '../src/fuse/state.js';
+import { runExec } from '../src/exec/exec.js';
+import { controlRequest } from '../src/daemon/control.js';
+import { readState, statePaths } from '../src/daemon/state.js';
 import {
   compareWithExpectations,
   type Comparison,
@@ -42,7 +42,7 @@ import { comparisonTable, directoryCounts, verdictCounts } from './summary.js';
 
 /** The repository (dist/selftests/run.js → ../..). */
 export const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const CLI = fileURLToPath(new URL('../src/cli.js', import.meta.url));
+const CLI = join(REPO, 'bin', 'tracefs-emu.js');
 
 export function expectationsPath(series: string): string {
   return join(REPO, 'selftests', `expectations-${series}.tsv`);

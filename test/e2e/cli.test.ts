@@ -5,8 +5,8 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { controlRequest } from '../../src/fuse/control.js';
-import { isAlive } from '../../src/fuse/state.js';
+import { controlRequest } from '../../src/daemon/control.js';
+import { isAlive } from '../../src/daemon/state.js';
 import { CLI, REPO, fuseUnavailable, mountedType, run, sh, startCli, tempDir, waitUntil } from '../helpers/e2e.js';
 
 const skip = fuseUnavailable();

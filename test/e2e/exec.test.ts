@@ -14,7 +14,7 @@ const CLI = join(REPO, 'bin', 'tracefs-emu.js');
 function why(): string | undefined {
   if (process.getuid?.() !== 0) return 'needs root (mount namespaces)';
   if (!existsSync('/dev/fuse')) return 'no /dev/fuse';
-  if (!existsSync(join(REPO, 'dist', 'src', 'cli.js'))) return 'not built (npm run build)';
+  if (!existsSync(join(REPO, 'dist', 'src', 'cli', 'index.js'))) return 'not built (npm run build)';
   return undefined;
 }
 const skip = why();

@@ -6,8 +6,8 @@ import {
   controlRequest,
   handleControlRequest,
   registerControlCommand,
-} from '../../src/fuse/control.js';
-import '../../src/fuse/control_commands.js';
+} from '../../src/daemon/control.js';
+import '../../src/daemon/control_commands.js';
 import type { MountedTracefs } from '../../src/fuse/mount.js';
 import { RequestStats } from '../../src/fuse/request_stats.js';
 import { KernelError } from '../../src/kernel/errno.js';

@@ -5,7 +5,7 @@
 import { chmodSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type MountedTracefs, mountTracefs } from '../../src/fuse/mount.js';
-import { isAlive } from '../../src/fuse/state.js';
+import { isAlive } from '../../src/daemon/state.js';
 import { buildFixture, type Fixture } from '../helpers/mount-fixture.js';
 import { fuseUnavailable, mountedType, sh, tempDir, waitUntil } from '../helpers/e2e.js';
 

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseHostSyscall, type HostSyscall } from '../../src/host/syscalls.js';
-import { syscallWatcher } from '../../src/fuse/namespace.js';
+import { syscallWatcher } from '../../src/exec/namespace.js';
 
 const REPO = resolve(import.meta.dirname, '../..');
 const CLI = join(REPO, 'bin', 'tracefs-emu.js');
@@ -130,7 +130,7 @@ function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; st
   });
 }
 
-const skipMount = skip ?? (!existsSync('/dev/fuse') ? 'no /dev/fuse' : !existsSync(join(REPO, 'dist', 'src', 'cli.js')) ? 'not built' : undefined);
+const skipMount = skip ?? (!existsSync('/dev/fuse') ? 'no /dev/fuse' : !existsSync(join(REPO, 'dist', 'src', 'cli', 'index.js')) ? 'not built' : undefined);
 
 describe.skipIf(!!skipMount)(`calls outside the mount through exec${skipMount ? ` (skipped: ${skipMount})` : ''}`, () => {
   let base: string;

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { filesystemOptions, parseHelperArgs, planHelper } from '../../src/fuse/mount_helper.js';
-import { type HostFacts, isTraceMount, parseMountinfo, planNamespace } from '../../src/fuse/namespace.js';
+import { filesystemOptions, parseHelperArgs, planHelper } from '../../src/exec/mount_helper.js';
+import { type HostFacts, isTraceMount, parseMountinfo, planNamespace } from '../../src/exec/namespace.js';
 import { mountOfPath } from '../../src/host/mountinfo.js';
-import { sbinShims } from '../../src/fuse/ns_shims.js';
+import { sbinShims } from '../../src/exec/ns_shims.js';
 
 const MOUNTINFO = [
   '22 1 254:0 / / rw,relatime - ext4 /dev/vda rw',

@@ -1,9 +1,9 @@
 /** `tracefs-emu stats`: what the kernel does not show about return hooks, through the control command. */
 import { describe, expect, it } from 'vitest';
-import { type ControlContext, handleControlRequest } from '../../src/fuse/control.js';
-import '../../src/fuse/control_commands.js';
-import { RequestStats } from '../../src/fuse/request_stats.js';
+import { type ControlContext, handleControlRequest } from '../../src/daemon/control.js';
+import '../../src/daemon/control_commands.js';
 import type { MountedTracefs } from '../../src/fuse/mount.js';
+import { RequestStats } from '../../src/fuse/request_stats.js';
 import { Fprobe, registerFprobe } from '../../src/ftrace/fprobe.js';
 import { formatHookStats, type HookStats } from '../../src/ftrace/hook_stats.js';
 import { Kretprobe } from '../../src/ftrace/kprobes.js';

@@ -10,11 +10,12 @@ import { resolve } from 'node:path';
 import { HostDriver, type HostOptions } from '../host/driver.js';
 import { createEmulator, type Emulator, type EmulatorOptions } from '../index.js';
 import { applyMountOptions, parseTracefsOptions } from '../tracefs/ownership.js';
+import { type MountedTracefs, mountTracefs } from '../fuse/mount.js';
+import { mountAt } from '../fuse/mount_table.js';
 import { type ControlContext, ControlServer } from './control.js';
 import './control_commands.js';
-import { type MountedTracefs, mountTracefs } from './mount.js';
-import { serveNamespaceViews } from './namespace_views.js';
-import { mountAt } from './mount_table.js';
+// After the commands every daemon has: `commands` lists them in the order they were registered.
+import { serveNamespaceViews } from '../exec/namespace_views.js';
 import { ensureStateDir, isAlive, type MountState, readState, removeState, statePaths, waitWatcher, writeState } from './state.js';
 
 export interface ServeOptions {

@@ -1,7 +1,7 @@
 /** `tracefs-emu ctl CMD [JSON]`: one request on a mount's control socket. */
 import type { Argv, CommandModule } from 'yargs';
-import { controlRequest } from './control.js';
-import { statePaths } from './state.js';
+import { controlRequest } from '../daemon/control.js';
+import { statePaths } from '../daemon/state.js';
 
 interface CtlArgs {
   cmd: string;

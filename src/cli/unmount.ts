@@ -2,8 +2,8 @@
 import { rmdirSync, rmSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
-import { detach, probe } from './mount_table.js';
-import { isAlive, readState, removeState, statePaths, waitWatcher } from './state.js';
+import { isAlive, readState, removeState, statePaths, waitWatcher } from '../daemon/state.js';
+import { detach, probe } from '../fuse/mount_table.js';
 
 interface UnmountArgs {
   dir: string;

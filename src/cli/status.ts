@@ -1,8 +1,8 @@
 /** `tracefs-emu status`: what is mounted where, by which pid, as which kernel. */
 import type { Argv, CommandModule } from 'yargs';
-import { controlRequest } from './control.js';
-import { mounts, probe } from './mount_table.js';
-import { isAlive, type MountState, readStates } from './state.js';
+import { controlRequest } from '../daemon/control.js';
+import { isAlive, type MountState, readStates } from '../daemon/state.js';
+import { mounts, probe } from '../fuse/mount_table.js';
 
 export interface MountStatus {
   mountpoint: string;

@@ -7,11 +7,11 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { realpath } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { controlRequest } from './control.js';
+import { controlRequest } from '../daemon/control.js';
+import { isAlive, readState } from '../daemon/state.js';
 import { runMountHelper } from './mount_helper.js';
 import { execInNamespace, type ExecOptions, isTraceMount, type NamespaceSpec, parseMountinfo } from './namespace.js';
 import { shq } from './ns_shims.js';
-import { isAlive, readState } from './state.js';
 
 /** What a running daemon tells `exec` about itself (see `daemonNamespaceSpec`). */
 export type DaemonInfo = Partial<Omit<NamespaceSpec, 'tracefs'>>;
@@ -33,10 +33,12 @@ export async function daemonInfo(mountDir: string): Promise<DaemonInfo | undefin
   }
 }
 
-/** `node …/cli.js ns-helper`, for the helper programs inside the namespace. */
-export function nsHelperCommand(): string {
-  const cli = fileURLToPath(new URL('../cli.js', import.meta.url));
-  return `${shq(process.execPath)} ${shq(cli)} ns-helper`;
+/** The tracefs-emu program (bin/, next to dist/ where this module runs from). */
+const PROGRAM = fileURLToPath(new URL('../../../bin/tracefs-emu.js', import.meta.url));
+
+/** `node …/tracefs-emu.js ns-helper`, for the helper programs inside the namespace. */
+function nsHelperCommand(): string {
+  return `${shq(process.execPath)} ${shq(PROGRAM)} ns-helper`;
 }
 
 /**
@@ -86,8 +88,8 @@ export async function namespaceSpecFor(args: Pick<ExecArgs, 'mount' | 'debugfs' 
 export async function runExec(args: ExecArgs, opts: Partial<ExecOptions> = {}): Promise<number> {
   if (process.getuid?.() !== 0) throw new Error('exec: needs root (it makes a mount namespace and bind mounts in it)');
   const spec = await namespaceSpecFor(args);
-  const cliDir = fileURLToPath(new URL('..', import.meta.url));
-  return execInNamespace(spec, args.command, { nsHelper: nsHelperCommand(), ...(args.watch === false ? { watcher: false } : {}), ...opts, keep: [cliDir, ...(opts.keep ?? [])] });
+  const srcDir = fileURLToPath(new URL('..', import.meta.url));
+  return execInNamespace(spec, args.command, { nsHelper: nsHelperCommand(), ...(args.watch === false ? { watcher: false } : {}), ...opts, keep: [PROGRAM, srcDir, ...(opts.keep ?? [])] });
 }
 
 /** `tracefs-emu ns-helper TOOL ARGS…`: the programs the namespace runs through node. */

@@ -8,16 +8,16 @@
  */
 import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { registerControlCommand } from '../daemon/control.js';
+import { statePaths } from '../daemon/state.js';
+import { type MountedTracefs, mountTracefs } from '../fuse/mount.js';
 import { hostInterrupts } from '../host/interrupts.js';
 import type { Emulator } from '../index.js';
 import { kallsymsText } from '../kernel/kallsyms.js';
 import { procInterrupts, procStackTracerEnabled, procVersion } from '../tracefs/files/proc_files.js';
 import { Dir, File, type FileOps } from '../tracefs/node.js';
 import { Tracefs } from '../tracefs/tracefs.js';
-import { registerControlCommand } from './control.js';
 import type { DaemonInfo } from './exec.js';
-import { type MountedTracefs, mountTracefs } from './mount.js';
-import { statePaths } from './state.js';
 
 /** A file the daemon serves live (each read and write through the emulated kernel). */
 export interface LiveView {

@@ -1,8 +1,8 @@
 /** `tracefs-emu stats [--json]`: return-hook statistics of a running mount, through its control socket. */
 import type { Argv, CommandModule } from 'yargs';
+import { controlRequest } from '../daemon/control.js';
+import { statePaths } from '../daemon/state.js';
 import { formatHookStats, type HookStats } from '../ftrace/hook_stats.js';
-import { controlRequest } from './control.js';
-import { statePaths } from './state.js';
 
 interface StatsArgs {
   dir: string;

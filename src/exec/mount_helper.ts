@@ -11,7 +11,7 @@
  * - a new mount of tracefs or debugfs elsewhere binds the namespace's one.
  */
 import { spawnSync } from 'node:child_process';
-import { controlRequest } from './control.js';
+import { controlRequest } from '../daemon/control.js';
 
 export interface HelperCall {
   type: string;

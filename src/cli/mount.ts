@@ -1,6 +1,6 @@
 /** `tracefs-emu mount [dir]`: mount an emulated tracefs. */
 import type { Argv, CommandModule } from 'yargs';
-import { runForeground, startDaemon } from './daemon.js';
+import { runForeground, startDaemon } from '../daemon/daemon.js';
 import { EMULATOR_CLI_OPTIONS, type EmulatorCliArgs, emulatorOptionsFrom, hostOptionsFrom } from './emulator_options.js';
 
 interface MountArgs extends EmulatorCliArgs {

@@ -11,10 +11,10 @@
  */
 import { existsSync, rmSync } from 'node:fs';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import type { MountedTracefs } from '../fuse/mount.js';
 import type { HostDriver } from '../host/driver.js';
 import type { Emulator } from '../index.js';
 import { isKernelError } from '../kernel/errno.js';
-import type { MountedTracefs } from './mount.js';
 import type { MountState } from './state.js';
 
 /** What a command can reach: the whole emulator behind the mount. */

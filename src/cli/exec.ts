@@ -1,6 +1,6 @@
 /** `tracefs-emu exec` (and the hidden `ns-helper` its namespace runs). */
 import type { Argv, CommandModule } from 'yargs';
-import { runExec, runNsHelper } from './exec.js';
+import { runExec, runNsHelper } from '../exec/exec.js';
 
 interface ExecCliArgs {
   mount: string;
