@@ -10,7 +10,7 @@
 import { Fprobe, registerFprobe } from '../src/ftrace/fprobe.js';
 import { Ftrace } from '../src/ftrace/ftrace.js';
 import { collectHookStats } from '../src/ftrace/hook_stats.js';
-import { Kretprobe } from '../src/ftrace/kprobes.js';
+import { Kretprobe } from '../src/ftrace/kretprobes.js';
 import type { Call } from '../src/kernel/executor.js';
 import { Kernel } from '../src/kernel/kernel.js';
 import { THREAD_SIZE } from '../src/kernel/kmem.js';

@@ -11,7 +11,8 @@
  */
 import { Fprobe, registerFprobe } from '../src/ftrace/fprobe.js';
 import { Ftrace } from '../src/ftrace/ftrace.js';
-import { Kprobe, Kretprobe } from '../src/ftrace/kprobes.js';
+import { Kprobe } from '../src/ftrace/kprobe.js';
+import { Kretprobe } from '../src/ftrace/kretprobes.js';
 import type { Call } from '../src/kernel/executor.js';
 import { Kernel } from '../src/kernel/kernel.js';
 import type { Series } from '../src/kernel/series.js';

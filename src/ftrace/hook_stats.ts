@@ -12,7 +12,7 @@ import type { Fprobe } from './fprobe.js';
 import { FprobeRethook } from './fprobe_rethook.js';
 import type { Ftrace } from './ftrace.js';
 import { hashContains } from './ftrace_hash.js';
-import { AggrKprobe } from './kprobes.js';
+import { AggrKprobe } from './kprobe.js';
 import { SHADOW_STACK_SIZE } from './shadow_stack.js';
 
 export interface TaskStackUsage {

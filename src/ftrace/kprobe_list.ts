@@ -6,7 +6,7 @@
  * [GONE], [DISABLED], [OPTIMIZED], [FTRACE].
  */
 import type { KallsymsTable } from '../kernel/symbol_table.js';
-import { AggrKprobe, KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, type Kprobe, type KprobeSlot } from './kprobes.js';
+import { AggrKprobe, KPROBE_FLAG_DISABLED, KPROBE_FLAG_FTRACE, KPROBE_FLAG_GONE, KPROBE_FLAG_OPTIMIZED, type Kprobe, type KprobeSlot } from './kprobe.js';
 
 function line(symbols: KallsymsTable, p: Kprobe, pp: KprobeSlot): string {
   const addr = p.addr.toString(16).padStart(16, '0');

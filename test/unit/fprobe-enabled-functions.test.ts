@@ -7,7 +7,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Fprobe, disableFprobe, enableFprobe, registerFprobe, unregisterFprobe } from '../../src/ftrace/fprobe.js';
-import { Kprobe, Kretprobe } from '../../src/ftrace/kprobes.js';
+import { Kprobe } from '../../src/ftrace/kprobe.js';
+import { Kretprobe } from '../../src/ftrace/kretprobes.js';
 import type { Series } from '../../src/kernel/series.js';
 import { kernelSample as sample } from '../helpers/fixtures.js';
 import { echo, setup } from '../helpers/tracefs.js';

@@ -4,7 +4,7 @@ import { Task } from '../../src/kernel/task.js';
 import type { Series } from '../../src/kernel/series.js';
 import { Fprobe, registerFprobe, unregisterFprobe } from '../../src/ftrace/fprobe.js';
 import { Ftrace } from '../../src/ftrace/ftrace.js';
-import { Kretprobe } from '../../src/ftrace/kprobes.js';
+import { Kretprobe } from '../../src/ftrace/kretprobes.js';
 import { sprintSymbol } from '../../src/kernel/kallsyms.js';
 import { run, READ_PROC_VERSION } from '../helpers/ftrace-driver.js';
 

@@ -6,7 +6,7 @@ import type { MountedTracefs } from '../../src/fuse/mount.js';
 import { RequestStats } from '../../src/fuse/request_stats.js';
 import { Fprobe, registerFprobe } from '../../src/ftrace/fprobe.js';
 import { formatHookStats, type HookStats } from '../../src/ftrace/hook_stats.js';
-import { Kretprobe } from '../../src/ftrace/kprobes.js';
+import { Kretprobe } from '../../src/ftrace/kretprobes.js';
 import type { Series } from '../../src/kernel/series.js';
 import { Task } from '../../src/kernel/task.js';
 import { withStack } from '../helpers/ftrace-driver.js';

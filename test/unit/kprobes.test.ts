@@ -6,7 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Ftrace } from '../../src/ftrace/ftrace.js';
-import { Kprobe, Kprobes, Kretprobe, kprobeHash } from '../../src/ftrace/kprobes.js';
+import { Kprobe } from '../../src/ftrace/kprobe.js';
+import { Kprobes, kprobeHash } from '../../src/ftrace/kprobes.js';
+import { Kretprobe } from '../../src/ftrace/kretprobes.js';
 import { Kernel } from '../../src/kernel/kernel.js';
 import type { Series } from '../../src/kernel/series.js';
 import { Task } from '../../src/kernel/task.js';

@@ -10,7 +10,8 @@ import { TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NMI, type ExecConte
 import { isKernelError } from '../../kernel/errno.js';
 import type { PtRegs } from '../../kernel/regs.js';
 import type { Task } from '../../kernel/task.js';
-import { Kprobe, Kretprobe, type KretprobeInstance } from '../../ftrace/kprobes.js';
+import { Kprobe } from '../../ftrace/kprobe.js';
+import { Kretprobe, type KretprobeInstance } from '../../ftrace/kretprobes.js';
 import { TRACE_ENTRY_SIZE, writeCommonHeader, type OutputContext } from '../event_type.js';
 import { buildProbeRecord, storeEntryData } from '../probe/fetch_exec.js';
 import { truncate } from '../probe/kstr.js';

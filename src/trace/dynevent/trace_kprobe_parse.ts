@@ -3,6 +3,7 @@
  * `r[MAXACTIVE][:[GRP/][EVENT]] ...` and `p ...%return`, into a TraceKprobe
  * (trace_kprobe.ts) that then registers.
  */
+import { KRETPROBE_MAXACTIVE_MAX } from '../../ftrace/kretprobes.js';
 import { parseEventName } from '../probe/event_name.js';
 import { argvSplit, isdigit, kstrtol, kstrtoul, sanitizeEventName, truncate } from '../probe/kstr.js';
 import { kprobeOnFuncEntry } from '../probe/kprobe_model.js';
@@ -14,7 +15,6 @@ import type { DynEventRegistry } from './trace_dynevent.js';
 import { TraceKprobe } from './trace_kprobe.js';
 
 const KPROBE_EVENT_SYSTEM = 'kprobes';
-const KRETPROBE_MAXACTIVE_MAX = 4096;
 
 /** traceprobe_split_symbol_offset(): `sym+off` / `sym-off`. */
 function splitSymbolOffset(symbol: string): { symbol: string; offset: bigint } | undefined {
