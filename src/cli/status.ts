@@ -4,7 +4,7 @@ import { controlRequest } from '../daemon/control.js';
 import { isAlive, type MountState, readStates } from '../daemon/state.js';
 import { mounts, probe } from '../fuse/mount_table.js';
 
-export interface MountStatus {
+interface MountStatus {
   mountpoint: string;
   pid?: number;
   series?: string;
@@ -27,7 +27,7 @@ async function statusOf(st: MountState): Promise<MountStatus> {
   }
 }
 
-export async function status(): Promise<MountStatus[]> {
+async function status(): Promise<MountStatus[]> {
   const out = await Promise.all(readStates().map(statusOf));
   const known = new Set(out.map((s) => s.mountpoint));
   for (const m of mounts()) {
@@ -38,7 +38,7 @@ export async function status(): Promise<MountStatus[]> {
   return out.sort((a, b) => a.mountpoint.localeCompare(b.mountpoint));
 }
 
-export function formatStatus(list: MountStatus[]): string {
+function formatStatus(list: MountStatus[]): string {
   if (list.length === 0) return 'no tracefs-emu mounts';
   return list
     .map((s) => {

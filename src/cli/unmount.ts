@@ -33,7 +33,7 @@ async function clearStaleViews(mountpoint: string): Promise<void> {
 }
 
 /** Unmounts `dir`: asks its daemon to stop (SIGTERM), else detaches the mount. Returns what it did. */
-export async function unmount(dir: string): Promise<string> {
+async function unmount(dir: string): Promise<string> {
   const mountpoint = resolve(dir);
   try {
     return await unmountTracefs(mountpoint);

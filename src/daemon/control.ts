@@ -28,10 +28,10 @@ export interface ControlContext {
   shutdown(): void;
 }
 
-export type ControlArgs = Record<string, unknown>;
-export type ControlHandler = (args: ControlArgs, ctx: ControlContext) => unknown;
+type ControlArgs = Record<string, unknown>;
+type ControlHandler = (args: ControlArgs, ctx: ControlContext) => unknown;
 
-export interface ControlCommand {
+interface ControlCommand {
   name: string;
   describe: string;
   run: ControlHandler;
@@ -48,13 +48,13 @@ export function controlCommands(): ControlCommand[] {
   return [...registry.values()];
 }
 
-export interface ControlRequest {
+interface ControlRequest {
   id?: unknown;
   cmd: string;
   args?: ControlArgs;
 }
 
-export type ControlResponse =
+type ControlResponse =
   | { id?: unknown; ok: true; result: unknown }
   | { id?: unknown; ok: false; error: string; errno?: string };
 

@@ -18,7 +18,7 @@ import './control_commands.js';
 import { serveNamespaceViews } from '../exec/namespace_views.js';
 import { ensureStateDir, isAlive, type MountState, readState, removeState, statePaths, waitWatcher, writeState } from './state.js';
 
-export interface ServeOptions {
+interface ServeOptions {
   dir: string;
   emulator: EmulatorOptions;
   /** What the host driver follows of the machine (its events FIFO is the mount's). */
@@ -34,7 +34,7 @@ export interface ServeOptions {
   daemon?: boolean;
 }
 
-export interface Served {
+interface Served {
   emulator: Emulator;
   /** What ties the emulator to the machine: its processes, their calls outside the mount. */
   host: HostDriver;
@@ -66,7 +66,7 @@ async function checkPrevious(mountpoint: string): Promise<void> {
 }
 
 /** Mounts and serves in this process. Resolves once mounted. */
-export async function serve(o: ServeOptions): Promise<Served> {
+async function serve(o: ServeOptions): Promise<Served> {
   const mountpoint = resolve(o.dir);
   await checkPrevious(mountpoint);
   const tracefsOpts = parseTracefsOptions(o.tracefsOptions ?? '');

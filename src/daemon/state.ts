@@ -28,7 +28,7 @@ export interface MountState {
   startedAt: string;
 }
 
-export function stateDir(): string {
+function stateDir(): string {
   const env = process.env.TRACEFS_EMU_STATE_DIR;
   if (env) return resolve(env);
   const uid = process.getuid?.() ?? 0;
@@ -37,13 +37,13 @@ export function stateDir(): string {
 }
 
 /** A file-name-safe key for a mount point: readable, unique, short enough for a socket path. */
-export function mountKey(mountpoint: string): string {
+function mountKey(mountpoint: string): string {
   const abs = resolve(mountpoint);
   const name = basename(abs).replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 24) || 'root';
   return `${name}-${createHash('sha256').update(abs).digest('hex').slice(0, 12)}`;
 }
 
-export interface StatePaths {
+interface StatePaths {
   json: string;
   pid: string;
   socket: string;

@@ -21,7 +21,7 @@ export type DaemonInfo = Partial<Omit<NamespaceSpec, 'tracefs'>>;
  * (its `namespace` control command); just its control socket from an older
  * daemon; nothing if no live daemon serves the mount.
  */
-export async function daemonInfo(mountDir: string): Promise<DaemonInfo | undefined> {
+async function daemonInfo(mountDir: string): Promise<DaemonInfo | undefined> {
   const st = readState(mountDir);
   if (!st || !isAlive(st.pid)) return undefined;
   try {
@@ -46,7 +46,7 @@ function nsHelperCommand(): string {
  * hung daemon would block any access to it); a symlinked path is resolved
  * with a time limit.
  */
-export async function mountPointOf(dir: string): Promise<{ mountPoint: string; traceLike: boolean } | undefined> {
+async function mountPointOf(dir: string): Promise<{ mountPoint: string; traceLike: boolean } | undefined> {
   const mounts = parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'));
   const find = (p: string) => mounts.filter((e) => e.mountPoint === p).pop();
   let abs = resolve(dir);
@@ -59,7 +59,7 @@ export async function mountPointOf(dir: string): Promise<{ mountPoint: string; t
   return top ? { mountPoint: abs, traceLike: isTraceMount(top) } : undefined;
 }
 
-export interface ExecArgs {
+interface ExecArgs {
   mount: string;
   command: string[];
   /** Overrides of what the daemon says (testing, or a daemon without the info). */
@@ -70,7 +70,7 @@ export interface ExecArgs {
   watch?: boolean;
 }
 
-export async function namespaceSpecFor(args: Pick<ExecArgs, 'mount' | 'debugfs' | 'kallsyms' | 'control'>): Promise<NamespaceSpec> {
+async function namespaceSpecFor(args: Pick<ExecArgs, 'mount' | 'debugfs' | 'kallsyms' | 'control'>): Promise<NamespaceSpec> {
   const mp = await mountPointOf(args.mount);
   if (!mp) throw new Error(`exec: nothing is mounted at ${args.mount} (start one: tracefs-emu mount ${args.mount} --daemon)`);
   const info = (await daemonInfo(mp.mountPoint)) ?? {};

@@ -13,7 +13,7 @@
 import { spawnSync } from 'node:child_process';
 import { controlRequest } from '../daemon/control.js';
 
-export interface HelperCall {
+interface HelperCall {
   type: string;
   source: string;
   target: string;
@@ -22,13 +22,13 @@ export interface HelperCall {
   fake: boolean;
 }
 
-export type HelperAction =
+type HelperAction =
   | { kind: 'remount'; fs: 'tracefs' | 'debugfs'; target: string; options: string[] }
   | { kind: 'bind'; fs: 'tracefs' | 'debugfs'; from: string; to: string; options: string[] }
   | { kind: 'error'; message: string };
 
 /** Where the namespace has each filesystem (what a new mount of it binds). */
-export const NAMESPACE_MOUNTS = { tracefs: '/sys/kernel/tracing', debugfs: '/sys/kernel/debug' } as const;
+const NAMESPACE_MOUNTS = { tracefs: '/sys/kernel/tracing', debugfs: '/sys/kernel/debug' } as const;
 
 export function parseHelperArgs(type: string, argv: string[]): HelperCall {
   const pos: string[] = [];

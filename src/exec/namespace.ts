@@ -42,7 +42,7 @@ export interface NamespaceSpec {
 }
 
 /** The emulated kernel's tracing sysctls, shadowed with these defaults unless the daemon serves them. */
-export const SYSCTL_DEFAULTS: Record<string, string> = {
+const SYSCTL_DEFAULTS: Record<string, string> = {
   '/proc/sys/kernel/ftrace_enabled': '1\n',
   '/proc/sys/kernel/stack_tracer_enabled': '0\n',
   '/proc/sys/kernel/traceoff_on_warning': '0\n',
@@ -58,7 +58,7 @@ export const SYSCTL_DEFAULTS: Record<string, string> = {
  * emulated kernel's `cpus` CPUs, online; a host CPU beyond them shows
  * offline. Without `cpus`, the host's CPUs as they are.
  */
-export function hostShadows(facts: HostFacts, cpus?: number): Record<string, string> {
+function hostShadows(facts: HostFacts, cpus?: number): Record<string, string> {
   const out: Record<string, string> = {};
   const rt = facts.read('/proc/sys/kernel/sched_rt_runtime_us');
   if (rt !== undefined) out['/proc/sys/kernel/sched_rt_runtime_us'] = rt;
@@ -81,11 +81,11 @@ export function hostShadows(facts: HostFacts, cpus?: number): Record<string, str
   return out;
 }
 
-export const TRACEFS_TARGETS = ['/sys/kernel/tracing', '/sys/kernel/debug/tracing'];
-export const DEBUGFS_TARGET = '/sys/kernel/debug';
+const TRACEFS_TARGETS = ['/sys/kernel/tracing', '/sys/kernel/debug/tracing'];
+const DEBUGFS_TARGET = '/sys/kernel/debug';
 
 /** A mount as the namespace plan needs it. */
-export type MountEntry = Pick<MountInfo, 'mountPoint' | 'fstype' | 'source'>;
+type MountEntry = Pick<MountInfo, 'mountPoint' | 'fstype' | 'source'>;
 
 export { parseMountinfo };
 
@@ -113,7 +113,7 @@ export interface HostFacts {
   loopbackUp: boolean;
 }
 
-export interface NamespacePlan {
+interface NamespacePlan {
   /** Shell script run by /bin/sh inside the new namespace; ends with `exec "$@"`. */
   script: string;
   /** Files to create in the runtime directory (relative path → content; mode 0755 when executable). */
@@ -310,7 +310,7 @@ export function syscallWatcher(): string | undefined {
   return nativeHelper('seccomp', 'syscall_watch');
 }
 
-export function hostFacts(): HostFacts {
+function hostFacts(): HostFacts {
   const real = (p: string) => {
     try {
       return realpathSync(p);
@@ -344,7 +344,7 @@ export function hostFacts(): HostFacts {
   };
 }
 
-export function writeRuntime(runtime: string, plan: NamespacePlan): void {
+function writeRuntime(runtime: string, plan: NamespacePlan): void {
   for (const f of plan.files) {
     const p = join(runtime, f.path);
     mkdirSync(dirname(p), { recursive: true });

@@ -20,20 +20,20 @@ import { Tracefs } from '../tracefs/tracefs.js';
 import type { DaemonInfo } from './exec.js';
 
 /** A file the daemon serves live (each read and write through the emulated kernel). */
-export interface LiveView {
+interface LiveView {
   perm: number;
   fops: FileOps;
 }
 
 /** A view: fixed text (written once next to the state files), or a live file. */
-export type SystemView = Buffer | string | LiveView;
+type SystemView = Buffer | string | LiveView;
 
 /**
  * Files the emulator shows in place of the host kernel's (/proc, /sys), by
  * path; undefined when the emulated kernel has no such view (the namespace
  * then keeps a shadow or the host's file, with a warning).
  */
-export const SYSTEM_VIEWS: Record<string, (emu: Emulator) => SystemView | undefined> = {
+const SYSTEM_VIEWS: Record<string, (emu: Emulator) => SystemView | undefined> = {
   '/proc/kallsyms': (e) => kallsymsText(e.kernel.symbols),
   '/proc/version': (e) => ({ perm: 0o444, fops: procVersion(e.kernel) }),
   '/proc/interrupts': () => ({ perm: 0o444, fops: procInterrupts(hostInterrupts) }),
@@ -49,7 +49,7 @@ function viewName(path: string): string {
   return path.slice(1).replace(/\//g, '_');
 }
 
-export interface NamespaceViews {
+interface NamespaceViews {
   info: DaemonInfo;
   debugfs: MountedTracefs;
   stop(): Promise<void>;

@@ -15,7 +15,6 @@ export const FTRACE_FL_DISABLED = 1 << 25;
 export const FTRACE_FL_DIRECT = 1 << 24;
 export const FTRACE_FL_DIRECT_EN = 1 << 23;
 export const FTRACE_FL_CALL_OPS = 1 << 22;
-export const FTRACE_FL_CALL_OPS_EN = 1 << 21;
 /** Ever enabled since boot (touched_functions). */
 export const FTRACE_FL_TOUCHED = 1 << 20;
 /** Ever patched by an IPMODIFY or DIRECT ops (sticky, the `M` column). */

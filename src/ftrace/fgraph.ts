@@ -58,7 +58,7 @@ export interface FgraphRet {
 export type FgraphEntryFunc = (trace: FgraphEnt, gops: FgraphOps, regs: PtRegs, task: Task) => boolean;
 export type FgraphRetFunc = (trace: FgraphRet, gops: FgraphOps, regs: PtRegs, task: Task) => void;
 
-export interface FgraphOpsInit {
+interface FgraphOpsInit {
   entryfunc: FgraphEntryFunc;
   retfunc: FgraphRetFunc;
   /** Kernel symbols of the two callbacks (enabled_functions' `subops: {ent:… ret:…}`). */

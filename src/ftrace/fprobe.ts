@@ -28,8 +28,8 @@ export type FprobeEntry = (fp: Fprobe, ip: bigint, retIp: bigint, regs: PtRegs, 
 export type FprobeExit = (fp: Fprobe, ip: bigint, retIp: bigint, regs: PtRegs, data: Buffer | undefined, task: Task) => void;
 
 /** FPROBE_FL_DISABLED / FPROBE_FL_KPROBE_SHARED. */
-export const FPROBE_FL_DISABLED = 1;
-export const FPROBE_FL_KPROBE_SHARED = 2;
+const FPROBE_FL_DISABLED = 1;
+const FPROBE_FL_KPROBE_SHARED = 2;
 /** MAX_FPROBE_DATA_SIZE of the fgraph backend: 15 longs. */
 export const MAX_FPROBE_DATA_SIZE = 120;
 

@@ -22,21 +22,7 @@ import { FTRACE_OPS_FL_SAVE_ARGS, FtraceOps } from './ftrace_ops.js';
 import { ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from './recursion.js';
 
 /** FPROBE_HEADER_SIZE_IN_LONG on 64-bit: the header is one word. */
-export const FPROBE_HEADER_SIZE_IN_LONG = 1;
-const PTR_MASK = (1n << 60n) - 1n;
-const PTR_TOP = 0xfn << 60n;
-
-/** arch_encode_fprobe_header(): the fprobe pointer in the low 60 bits, the data size in longs in the top 4. */
-export function encodeFprobeHeader(ptr: bigint, sizeWords: number): bigint {
-  if (sizeWords > 15 || (ptr & PTR_TOP) !== PTR_TOP) fail('EINVAL');
-  return (BigInt(sizeWords) << 60n) | (ptr & PTR_MASK);
-}
-
-/** arch_decode_fprobe_header_fp() / _size(); a 0 word ends the list. */
-export function decodeFprobeHeader(w: bigint): { ptr: bigint; sizeWords: number } | null {
-  if (w === 0n) return null;
-  return { ptr: (w & PTR_MASK) | PTR_TOP, sizeWords: Number(w >> 60n) };
-}
+const FPROBE_HEADER_SIZE_IN_LONG = 1;
 
 /** struct fprobe_hlist_node: one (ip, fprobe) pair of the ip table. */
 interface FprobeNode {

@@ -9,7 +9,7 @@ import type { Kernel } from '../kernel/kernel.js';
 import type { KernelFunction } from '../kernel/symbols.js';
 
 /** lib/glob.c semantics: `*`, `?`, `[...]` with `!` and ranges, `\` escapes. */
-export function globMatch(pat: string, str: string): boolean {
+function globMatch(pat: string, str: string): boolean {
   let p = 0;
   let s = 0;
   let starP = -1;

@@ -17,9 +17,9 @@ import { ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from './recursi
 import { Rethook, RethookNode, RETHOOK_NODE_SIZE, type RethookCore } from './rethook.js';
 
 /** struct fprobe_rethook_node: the rethook node, entry_ip, entry_parent_ip, then the entry data. */
-export const FPROBE_RETHOOK_NODE_SIZE = RETHOOK_NODE_SIZE + 16;
+const FPROBE_RETHOOK_NODE_SIZE = RETHOOK_NODE_SIZE + 16;
 
-export class FprobeRethookNode extends RethookNode {
+class FprobeRethookNode extends RethookNode {
   entryIp = 0n;
   entryParentIp = 0n;
   readonly data: Buffer;

@@ -58,9 +58,6 @@ export class FtraceHash {
   }
 }
 
-/** The shared, never-modified empty hash (EMPTY_HASH). */
-export const EMPTY_HASH: FtraceHash = new FtraceHash();
-
 /** A filter/notrace pair (ftrace_ops_hash). */
 export interface FuncHash {
   filter: FtraceHash;

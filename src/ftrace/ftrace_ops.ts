@@ -10,19 +10,15 @@ import { FtraceHash, type FuncHash } from './ftrace_hash.js';
 export const FTRACE_OPS_FL_ENABLED = 1 << 0;
 export const FTRACE_OPS_FL_DYNAMIC = 1 << 1;
 export const FTRACE_OPS_FL_SAVE_REGS = 1 << 2;
-export const FTRACE_OPS_FL_SAVE_REGS_IF_SUPPORTED = 1 << 3;
 /** The callback does not protect itself against recursion: call it through ftrace_ops_assist_func. */
 export const FTRACE_OPS_FL_RECURSION = 1 << 4;
 export const FTRACE_OPS_FL_STUB = 1 << 5;
-export const FTRACE_OPS_FL_INITIALIZED = 1 << 6;
 export const FTRACE_OPS_FL_DELETED = 1 << 7;
 export const FTRACE_OPS_FL_ALLOC_TRAMP = 1 << 11;
 export const FTRACE_OPS_FL_IPMODIFY = 1 << 12;
 /** Honours set_ftrace_pid / set_ftrace_notrace_pid of its trace array. */
 export const FTRACE_OPS_FL_PID = 1 << 13;
 export const FTRACE_OPS_FL_RCU = 1 << 14;
-export const FTRACE_OPS_FL_TRACE_ARRAY = 1 << 15;
-export const FTRACE_OPS_FL_PERMANENT = 1 << 16;
 export const FTRACE_OPS_FL_DIRECT = 1 << 17;
 /** Enabled as a sub-ops of a manager ops. */
 export const FTRACE_OPS_FL_SUBOP = 1 << 18;
@@ -47,7 +43,7 @@ export interface FtracePidFilter {
   ignores(task: Task): boolean;
 }
 
-export interface FtraceOpsInit {
+interface FtraceOpsInit {
   func: FtraceFunc;
   /** Kernel symbol of the C function this stands for (enabled_functions prints it). */
   funcSym: string;

@@ -8,12 +8,11 @@ import { fail } from '../kernel/errno.js';
 import type { PtRegs } from '../kernel/regs.js';
 import type { Task } from '../kernel/task.js';
 import type { Ftrace } from './ftrace.js';
-import { FtraceHash } from './ftrace_hash.js';
 import { FTRACE_OPS_FL_DYNAMIC, FTRACE_OPS_FL_ENABLED, FtraceOps } from './ftrace_ops.js';
 import { ftraceMatch, parseFilterRegex, type FtraceGlob } from './glob.js';
 
 /** One call of a probe: where it fired and in which task. */
-export interface ProbeHit {
+interface ProbeHit {
   ip: bigint;
   parentIp: bigint;
   /** The function id. */
@@ -35,7 +34,7 @@ export interface ProbeOps<D = unknown> {
 }
 
 /** struct ftrace_func_probe: one probe_ops on one trace array. */
-export class FuncProbe {
+class FuncProbe {
   readonly ops: FtraceOps;
   /** Per-function data (ftrace_func_mapper). */
   readonly data = new Map<number, unknown>();
@@ -154,9 +153,4 @@ export class FuncProbes {
   probeOf(probeOps: ProbeOps): FuncProbe | undefined {
     return this.list.find((p) => p.probeOps === probeOps);
   }
-}
-
-/** A fresh empty hash (for callers building one). */
-export function emptyHash(): FtraceHash {
-  return new FtraceHash();
 }

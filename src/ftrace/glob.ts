@@ -21,7 +21,7 @@ export interface FtraceGlob {
   search: string;
 }
 
-export interface ParsedRegex extends FtraceGlob {
+interface ParsedRegex extends FtraceGlob {
   /** The word started with `!` (remove instead of add). */
   not: boolean;
 }

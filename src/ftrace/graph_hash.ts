@@ -21,7 +21,7 @@ export class GraphHashes {
 }
 
 /** ftrace_graph_set_hash(): adds (or with `!` removes) matching functions; EINVAL when none did. */
-export function graphSetHash(ftrace: Ftrace, hash: FtraceHash, word: string): void {
+function graphSetHash(ftrace: Ftrace, hash: FtraceHash, word: string): void {
   const g = parseFilterRegex(word);
   const { fns, flags } = ftrace.records;
   let failed = true;

@@ -4,7 +4,7 @@
  */
 import type { Ftrace } from './ftrace.js';
 
-export interface KprobesView {
+interface KprobesView {
   list(): string;
   blacklist(): string;
   armed(): boolean;

@@ -14,7 +14,7 @@ import { Rethook, RethookNode, RETHOOK_NODE_SIZE, type RethookCore, type Rethook
 /** KRETPROBE_MAXACTIVE_MAX: trace_kprobe's limit on `r<N>:`. */
 export const KRETPROBE_MAXACTIVE_MAX = 4096;
 /** KRETPROBE_MAX_DATA_SIZE. */
-export const KRETPROBE_MAX_DATA_SIZE = 4096;
+const KRETPROBE_MAX_DATA_SIZE = 4096;
 
 /** A kretprobe instance: one hooked call (struct kretprobe_instance on its rethook node). */
 export interface KretprobeInstance {

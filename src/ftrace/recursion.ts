@@ -9,7 +9,7 @@ import type { Task } from '../kernel/task.js';
 import type { FtraceTasks } from './task_state.js';
 
 /** Bit groups: the function callbacks themselves, and the list / assist functions. */
-export const TRACE_FTRACE_START = 0;
+const TRACE_FTRACE_START = 0;
 export const TRACE_LIST_START = 4;
 
 /** interrupt_context_level(): 0 normal, 1 softirq, 2 hardirq, 3 NMI. */

@@ -49,7 +49,7 @@ export interface RethookPool {
 }
 
 /** Called at the hooked return: the node, the real return address, the registers (ip set to it, ax the return value). */
-export type RethookHandler<N extends RethookNode> = (node: N, correctRetAddr: bigint, regs: PtRegs, task: Task) => void;
+type RethookHandler<N extends RethookNode> = (node: N, correctRetAddr: bigint, regs: PtRegs, task: Task) => void;
 
 /**
  * struct rethook: a handler and its pool (an objpool of `num` nodes of
@@ -145,7 +145,7 @@ export class Rethook<N extends RethookNode = RethookNode> implements RethookPool
 }
 
 /** objpool_init()'s footprint: objects plus a per-CPU ring of pointers sized to a power of two. */
-export function poolBytes(num: number, size: number, cpus: number): number {
+function poolBytes(num: number, size: number, cpus: number): number {
   const objsz = Math.ceil(size / 8) * 8;
   let cap = 1;
   while (cap < num) cap <<= 1;

@@ -9,7 +9,7 @@
 
 export const SHADOW_STACK_SIZE = 4096;
 /** Longs in a shadow stack. */
-export const SHADOW_STACK_OFFSET = SHADOW_STACK_SIZE / 8;
+const SHADOW_STACK_OFFSET = SHADOW_STACK_SIZE / 8;
 /** fgraph_ops slots (FGRAPH_ARRAY_SIZE): one bit each in the bitmap word, one task variable each. */
 export const FGRAPH_ARRAY_SIZE = 16;
 /** Longs of struct ftrace_ret_stack on x86_64: ret, func, retp. */
@@ -22,8 +22,8 @@ export const FGRAPH_MAX_DATA_SIZE = 8 * 32;
 const OFFSET_MASK = 0x3ff;
 const TYPE_SHIFT = 10;
 const TYPE_MASK = 3;
-export const FGRAPH_TYPE_RESERVED = 0;
-export const FGRAPH_TYPE_BITMAP = 1;
+const FGRAPH_TYPE_RESERVED = 0;
+const FGRAPH_TYPE_BITMAP = 1;
 export const FGRAPH_TYPE_DATA = 2;
 const INDEX_SHIFT = 12;
 const INDEX_MASK = 0xffff;

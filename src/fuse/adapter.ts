@@ -3,10 +3,9 @@
  * handles, errno conversion, interrupts; every tracefs semantic
  * (permissions, truncate-on-open, blocking, poll masks) is the library's.
  */
-import type { Caller } from '../kernel/caller.js';
 import { errno, fail, isKernelError } from '../kernel/errno.js';
 import { Dir, type Node } from '../tracefs/node.js';
-import type { Handle, Stat, Tracefs } from '../tracefs/tracefs.js';
+import type { Stat, Tracefs } from '../tracefs/tracefs.js';
 import { FdTable } from './fd_table.js';
 import { KernelCache } from './kernel_cache.js';
 import { NodeIds } from './node_ids.js';
@@ -19,12 +18,12 @@ import type { FuseHandler, FuseNotices, FuseReplies, FuseRequest, SetAttr } from
  * of every event directory (initialize_system) is served from the cache
  * from one test to the next.
  */
-export const CACHE_TIMEOUT_S = 3600;
+const CACHE_TIMEOUT_S = 3600;
 
 /** How long a busy operation waits for RELEASE requests in flight before it runs again. */
 const RELEASE_GRACE_MS = 20;
 
-export interface AdapterOptions {
+interface AdapterOptions {
   /** Where bugs (non-KernelError throws) are reported; they become EIO. */
   log?: (msg: string) => void;
 }

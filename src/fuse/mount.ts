@@ -26,9 +26,9 @@ import { FuseSession } from './session.js';
  * when the tree changes (kernel_cache.ts), no negative lookups cached
  * (instances and events appear without notice), the tree's inode numbers.
  */
-export const TRACEFS_FUSE_OPTIONS: readonly string[] = ['fsname=tracefs', 'subtype=tracefs', 'allow_other', 'default_permissions', 'nonempty'];
+const TRACEFS_FUSE_OPTIONS: readonly string[] = ['fsname=tracefs', 'subtype=tracefs', 'allow_other', 'default_permissions', 'nonempty'];
 
-export interface MountOptions {
+interface MountOptions {
   /** Extra libfuse options, after TRACEFS_FUSE_OPTIONS. */
   fuseOptions?: string[];
   /**
@@ -64,7 +64,7 @@ export interface MountedTracefs {
 }
 
 /** Clears a dead FUSE mount left at `dir` by a killed daemon; true if there was one. */
-export async function clearStaleMount(dir: string): Promise<boolean> {
+async function clearStaleMount(dir: string): Promise<boolean> {
   const abs = resolve(dir);
   if ((await probe(abs)) !== 'stale') return false;
   if (!(await detach(abs))) throw new Error(`${abs}: stale mount (Transport endpoint is not connected) could not be removed`);

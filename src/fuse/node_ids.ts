@@ -7,7 +7,7 @@
  */
 import type { Dir, Node } from '../tracefs/node.js';
 
-export const ROOT_ID = 1;
+const ROOT_ID = 1;
 
 interface Known {
   readonly node: Node;

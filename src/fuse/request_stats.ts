@@ -37,7 +37,7 @@ class KindStats {
   }
 }
 
-export interface RequestKindReport {
+interface RequestKindReport {
   count: number;
   totalMs: number;
   maxMs: number;

@@ -76,7 +76,7 @@ const enum Attr {
 }
 
 /** setattr's to_set bits (fuse_lowlevel.h). */
-export const SET_ATTR = { MODE: 1, UID: 2, GID: 4, SIZE: 8, ATIME: 16, MTIME: 32, ATIME_NOW: 128, MTIME_NOW: 256 } as const;
+const SET_ATTR = { MODE: 1, UID: 2, GID: 4, SIZE: 8, ATIME: 16, MTIME: 32, ATIME_NOW: 128, MTIME_NOW: 256 } as const;
 
 /** What stat shows of a node. */
 export interface FuseAttr {

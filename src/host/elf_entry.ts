@@ -6,14 +6,14 @@
  */
 import { closeSync, openSync, readSync } from 'node:fs';
 
-export interface ElfPoint {
+interface ElfPoint {
   /** The virtual address in the image. */
   vaddr: bigint;
   /** Its offset in the file (through the PT_LOAD segment that holds it). */
   fileOffset: bigint;
 }
 
-export interface ElfEntry extends ElfPoint {
+interface ElfEntry extends ElfPoint {
   /** ET_DYN (position independent): loaded at a base address. */
   pie: boolean;
   /** DT_INIT (_init): also run at every start of a dynamically linked program. */

@@ -26,7 +26,7 @@ export interface HostEvents {
   stop(): void;
 }
 
-export interface HostEventSinks {
+interface HostEventSinks {
   mirror: ProcessMirror;
   syscalls: HostSyscalls;
 }

@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { dataDir } from '../kernel/symbols_builtin.js';
 
-export interface NativeAddon {
+interface NativeAddon {
   /** The FUSE session class (typed by src/fuse/session.ts). */
   readonly Session: unknown;
   /** Bytes read from a non-blocking fd: 0 when nothing waits (or at end of file), -errno on an error. */
@@ -18,7 +18,7 @@ export interface NativeAddon {
 let addon: NativeAddon | undefined;
 
 /** Where the module is built. */
-export function nativeAddonPath(): string {
+function nativeAddonPath(): string {
   return join(dirname(dataDir()), 'native', 'fuse', 'build', 'Release', 'tracefs_fuse.node');
 }
 

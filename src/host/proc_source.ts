@@ -45,7 +45,7 @@ export interface ProcSource {
  * Reads /proc/<pid>/stat (and status for the tgid, unless `knownTgid` says
  * it for a process of that start time); undefined if the process is gone.
  */
-export function readProcInfo(
+function readProcInfo(
   pid: number,
   procRoot = '/proc',
   knownTgid?: (startTime: number) => number | undefined,
@@ -84,7 +84,7 @@ export function readProcInfo(
 }
 
 /** The times a process was switched in: the third field of /proc/PID/schedstat. */
-export function parseSchedstat(text: string): number | undefined {
+function parseSchedstat(text: string): number | undefined {
   const n = Number(text.trim().split(' ')[2]);
   return Number.isFinite(n) ? n : undefined;
 }

@@ -184,7 +184,7 @@ function realTraceable(cols: SymbolColumns): { traceable: Uint32Array; fentry: U
 }
 
 /** Maps available_filter_functions_addrs lines to symbols (at the ip, or 4 bytes before it). */
-export function matchAddrs(cols: SymbolColumns, text: string): { traceable: Uint32Array; fentry: Uint8Array } {
+function matchAddrs(cols: SymbolColumns, text: string): { traceable: Uint32Array; fentry: Uint8Array } {
   const byKey = new Map<string, number>();
   for (let i = cols.names.length - 1; i >= 0; i--) byKey.set(`${cols.names[i]}@${cols.addrHi[i]}:${cols.addrLo[i]}`, i);
   const tr: number[] = [];
@@ -218,18 +218,18 @@ export function hostSymbols(): KallsymsTable {
   return hostTable;
 }
 
-export function hostBtfDb(): Btf {
+function hostBtfDb(): Btf {
   return (hostBtf ??= Btf.parse(readFileSync('/sys/kernel/btf/vmlinux')));
 }
 
 /** A module's split BTF from /sys/kernel/btf/<module>. */
-export function hostModuleBtf(module: string): Btf | undefined {
+function hostModuleBtf(module: string): Btf | undefined {
   const path = `/sys/kernel/btf/${module}`;
   return existsSync(path) ? Btf.parse(readFileSync(path), hostBtfDb()) : undefined;
 }
 
 /** The host's kprobe blacklist, if debugfs is mounted ('' otherwise). */
-export function hostKprobeBlacklist(): string {
+function hostKprobeBlacklist(): string {
   try {
     return readFileSync('/sys/kernel/debug/kprobes/blacklist', 'latin1');
   } catch {

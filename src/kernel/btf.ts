@@ -20,7 +20,7 @@ import type {
   TypedefType,
 } from './ctypes.js';
 
-export const BTF_MAGIC = 0xeb9f;
+const BTF_MAGIC = 0xeb9f;
 
 export const enum BtfKind {
   UNKN = 0,
@@ -50,19 +50,19 @@ const INT_CHAR = 2;
 const INT_BOOL = 4;
 
 /** An enumerator of an enum (values of ENUM64 need a bigint). */
-export interface BtfEnumerator {
+interface BtfEnumerator {
   name: string;
   value: bigint;
 }
 
 /** A variable of a DATASEC (per-cpu and other BTF-described data). */
-export interface BtfVarSecinfo {
+interface BtfVarSecinfo {
   type: number;
   offset: number;
   size: number;
 }
 
-export class BtfError extends Error {}
+class BtfError extends Error {}
 
 const VOID: CType = Object.freeze({ kind: 'void' as const });
 

@@ -14,7 +14,7 @@ import type { InsnModel } from './insn_model.js';
 import type { KallsymsTable } from './symbol_table.js';
 import type { KernelFunction } from './symbols.js';
 
-export interface CallSite {
+interface CallSite {
   /** Offset of the return address in the caller (the call instruction ends there). */
   returnOffset: number;
   callee: KernelFunction;

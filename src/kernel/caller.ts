@@ -11,10 +11,6 @@ export interface Caller {
 /** The daemon itself, for in-process use of the library API. */
 export const SELF: Caller = { pid: process.pid, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
 
-export function rootCaller(pid = process.pid): Caller {
-  return { pid, uid: 0, gid: 0 };
-}
-
 /**
  * The task a request runs in, as whoever drives the kernel maps its caller:
  * the host driver mirrors the machine's processes (src/host/driver.ts), the

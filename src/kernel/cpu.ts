@@ -16,13 +16,12 @@ import {
 import type { Task } from './task.js';
 
 /** preempt_count() layout (include/linux/preempt.h). */
-export const PREEMPT_MASK = 0xff;
+const PREEMPT_MASK = 0xff;
 export const SOFTIRQ_OFFSET = 0x100;
 export const SOFTIRQ_DISABLE_OFFSET = 0x200;
 export const SOFTIRQ_MASK = 0xff00;
 export const HARDIRQ_OFFSET = 0x10000;
 export const HARDIRQ_MASK = 0xf0000;
-export const NMI_OFFSET = 0x100000;
 export const NMI_MASK = 0xf00000;
 
 export class Cpu {

@@ -4,7 +4,7 @@
  */
 import { resolveType, type CMember, type StructType } from './ctypes.js';
 
-export interface MemberRef {
+interface MemberRef {
   member: CMember;
   /** Offset from the start of the outer struct, in bits (anonymous levels added). */
   bitOffset: number;

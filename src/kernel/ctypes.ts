@@ -6,11 +6,11 @@
  */
 export type CType = VoidType | IntType | FloatType | PtrType | ArrayType | StructType | EnumType | TypedefType | FuncType | QualType;
 
-export interface VoidType {
+interface VoidType {
   kind: 'void';
 }
 
-export interface IntType {
+interface IntType {
   kind: 'int';
   name: string;
   /** Bytes. */
@@ -21,7 +21,7 @@ export interface IntType {
   bool: boolean;
 }
 
-export interface FloatType {
+interface FloatType {
   kind: 'float';
   name: string;
   size: number;

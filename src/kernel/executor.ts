@@ -21,16 +21,16 @@ export type Value = bigint;
  * ftrace's handler at a patched __fentry__ site. It may rewrite the return
  * address at regs.sp. `fn` is the function entered (saves an ip lookup).
  */
-export type FentryHandler = (ip: bigint, parentIp: bigint, regs: PtRegs, task: Task, fn?: KernelFunction) => void;
+type FentryHandler = (ip: bigint, parentIp: bigint, regs: PtRegs, task: Task, fn?: KernelFunction) => void;
 
 /** An int3 breakpoint (a kprobe not on an ftrace site). */
-export type BreakpointHandler = (addr: bigint, regs: PtRegs, task: Task) => void;
+type BreakpointHandler = (addr: bigint, regs: PtRegs, task: Task) => void;
 
 /** A return trampoline: runs when a function returns to its address; returns the address to go on to. */
-export type TrampolineHandler = (regs: PtRegs, task: Task) => bigint;
+type TrampolineHandler = (regs: PtRegs, task: Task) => bigint;
 
 /** What a body returns: the value for %ax (void = 0), possibly after sleeping. */
-export type BodyResult = Value | number | void | Promise<Value | number | void>;
+type BodyResult = Value | number | void | Promise<Value | number | void>;
 export type Body = (x: Call) => BodyResult;
 
 /** One activation of a function: what a body can see and do. */
@@ -63,7 +63,7 @@ export class Call {
   }
 }
 
-export interface CallSiteModel {
+interface CallSiteModel {
   /** Offset in `caller` of the instruction after its call to `callee`. */
   (caller: KernelFunction, callee: KernelFunction): number;
 }
@@ -81,7 +81,7 @@ const defaultCallSite: CallSiteModel = (caller, callee) => {
   return start + (hash(`${caller.name}>${callee.name}`) % span) + 5;
 };
 
-export interface ExecutorDeps {
+interface ExecutorDeps {
   /** Resolves a function by name (the first one of that name). */
   resolve(name: string): KernelFunction | undefined;
   /** Number of function ids (size of per-function tables). */

@@ -20,7 +20,7 @@
 import type { KernelFunction } from './symbols.js';
 
 export const ENDBR64_LEN = 4;
-export const FENTRY_CALL_LEN = 5;
+const FENTRY_CALL_LEN = 5;
 
 /** Real boundaries of a function, known up to (not including) offset `upto`. */
 export interface KnownBoundaries {

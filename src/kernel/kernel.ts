@@ -42,7 +42,7 @@ import { TracefsVfs } from './vfs.js';
 export type { FopNames, Syscall, SyscallName, SyscallNode } from './syscall.js';
 
 /** Fork and exit notifiers (what kernel_clone and do_exit tell their hooks). */
-export interface TaskLifecycle {
+interface TaskLifecycle {
   readonly forked: Set<(child: Task, parent: Task | undefined) => void>;
   readonly exited: Set<(task: Task) => void>;
 }

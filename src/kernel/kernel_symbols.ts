@@ -24,7 +24,7 @@ export interface SymbolProvider {
 export type SymbolSource = 'builtin' | SymbolProvider;
 
 /** The series whose data the built-in model uses (its profile's dataSeries). */
-export function modelSeries(series: Series): Series {
+function modelSeries(series: Series): Series {
   return profileOf(series).dataSeries;
 }
 

@@ -6,8 +6,8 @@
  */
 import { AddressSpace, RegionAllocator } from './memory.js';
 
-export const DIRECT_MAP = 0xffff888000000000n;
-export const VMALLOC_START = 0xffffc90000000000n;
+const DIRECT_MAP = 0xffff888000000000n;
+const VMALLOC_START = 0xffffc90000000000n;
 /** THREAD_SIZE on x86_64 (16 KiB), and the guard gap between vmalloc'd stacks. */
 export const THREAD_SIZE = 0x4000;
 const STACK_STRIDE = 0x8000n;
@@ -23,12 +23,12 @@ export function kmallocSize(n: number): number {
   return Math.ceil(n / 4096) * 4096;
 }
 
-export function kmallocCacheName(n: number): string {
+function kmallocCacheName(n: number): string {
   const s = kmallocSize(n);
   return s <= 8192 ? `kmalloc-${s >= 1024 ? `${s / 1024}k` : s}` : `kmalloc-large`;
 }
 
-export class SlabCache {
+class SlabCache {
   private readonly alloc_: RegionAllocator;
 
   constructor(

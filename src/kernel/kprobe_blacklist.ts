@@ -4,7 +4,7 @@
  * machinery itself, NOKPROBE_SYMBOL()s). Registering a kprobe inside one
  * fails with EINVAL. The built-in model carries the real kernel's list.
  */
-export interface BlacklistEntry {
+interface BlacklistEntry {
   start: bigint;
   end: bigint;
   name: string;

@@ -14,7 +14,7 @@ import type { KprobeBlacklist } from './kprobe_blacklist.js';
 import type { KallsymsTable } from './symbol_table.js';
 import type { KernelFunction } from './symbols.js';
 
-export interface KprobeSiteOk {
+interface KprobeSiteOk {
   ok: true;
   /** Where the breakpoint goes: after endbr64 for an entry probe on a function that has one. */
   addr: bigint;
@@ -27,7 +27,7 @@ export interface KprobeSiteOk {
   ftrace: boolean;
 }
 
-export interface KprobeSiteErr {
+interface KprobeSiteErr {
   ok: false;
   errno: 'EINVAL' | 'EILSEQ' | 'ENOENT';
   /** Which check refused it. */
@@ -36,7 +36,7 @@ export interface KprobeSiteErr {
 
 export type KprobeSite = KprobeSiteOk | KprobeSiteErr;
 
-export interface KprobeSiteDeps {
+interface KprobeSiteDeps {
   symbols: KallsymsTable;
   insns: InsnModel;
   kprobeBlacklist: KprobeBlacklist;

@@ -8,7 +8,7 @@ import { resolveType, sizeOfType, type CType, type TypeDb } from './ctypes.js';
 import { memberPath } from './ctype_member.js';
 import type { AddressSpace } from './memory.js';
 
-export interface FieldLayout {
+interface FieldLayout {
   /** Byte offset from the start of the struct. */
   offset: number;
   /** Byte size of the field (for arrays: of the whole array). */

@@ -20,7 +20,7 @@ export type KthreadRole =
   | 'rcu_exp'
   | 'other';
 
-export interface KthreadSpec {
+interface KthreadSpec {
   pid: number;
   comm: string;
   ppid: number;
@@ -32,7 +32,7 @@ export interface KthreadSpec {
 }
 
 /** task->comm is 16 bytes with the NUL. */
-export function taskComm(name: string): string {
+function taskComm(name: string): string {
   return name.slice(0, 15);
 }
 

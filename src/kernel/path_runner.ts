@@ -63,7 +63,7 @@ interface RetPlan {
 }
 
 /** What a file operation returns: the operation's value (read, write: bytes) or only its status (open, release: 0). */
-export type OpReturn = 'value' | 'status';
+type OpReturn = 'value' | 'status';
 
 /** Functions through which the system call's result is returned. */
 const CHAIN_RET = /^(__x64_sys_\w+|__do_sys_\w+|__se_sys_\w+|x64_sys_call|ksys_\w+|vfs_read|vfs_write|do_sys_openat2|do_sys_open|seq_read|seq_read_iter|simple_read_from_buffer|\$.*)$/;

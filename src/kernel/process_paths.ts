@@ -13,7 +13,7 @@ import { SYSCALL_NR } from './syscall_nr.js';
 import { Task, type TaskState } from './task.js';
 
 /** A user process (or thread) the kernel is told about. */
-export interface ProcessSpec {
+interface ProcessSpec {
   pid: number;
   tgid: number;
   comm: string;

@@ -15,7 +15,7 @@ import { TASK_REPORT_MAX, TASK_STATE_BITS, type Task, type TaskState } from './t
 import type { TaskTable } from './tasks.js';
 import type { TracepointRegistry } from './tracepoint.js';
 
-export interface SchedHost {
+interface SchedHost {
   readonly cpus: readonly Cpu[];
   readonly tasks: TaskTable;
   readonly runner: PathRunner;
@@ -31,7 +31,7 @@ export interface SchedHost {
 }
 
 /** The state a switched-out task had: a TaskState, or preempted while runnable. */
-export type PrevState = TaskState | 'R+';
+type PrevState = TaskState | 'R+';
 
 const NO_FLAGS: ReadonlySet<string> = new Set();
 

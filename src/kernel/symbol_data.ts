@@ -17,7 +17,7 @@
  * where str = u32 length + latin1 bytes.
  */
 
-export interface ModuleRegion {
+interface ModuleRegion {
   kind: 'text' | 'rodata' | 'ro_after_init' | 'data';
   start: bigint;
   size: number;
@@ -44,7 +44,7 @@ export interface SymbolColumns {
   fentry: Uint8Array;
 }
 
-export class SymbolDataError extends Error {}
+class SymbolDataError extends Error {}
 
 export function decodeSymbolData(buf: Uint8Array): SymbolColumns {
   const r = new Reader(buf);
@@ -147,9 +147,4 @@ export function cmpAddr(c: Pick<SymbolColumns, 'addrHi' | 'addrLo'>, i: number, 
 /** Distance in bytes from symbol i up to symbol j (j's address above i's, within 2^53). */
 export function addrDiff(c: Pick<SymbolColumns, 'addrHi' | 'addrLo'>, j: number, i: number): number {
   return (c.addrHi[j]! - c.addrHi[i]!) * 0x100000000 + (c.addrLo[j]! - c.addrLo[i]!);
-}
-
-/** 16 lowercase hex digits of symbol i's address (%px, %016lx). */
-export function addrHex(c: Pick<SymbolColumns, 'addrHi' | 'addrLo'>, i: number): string {
-  return c.addrHi[i]!.toString(16).padStart(8, '0') + c.addrLo[i]!.toString(16).padStart(8, '0');
 }

@@ -7,7 +7,7 @@
  * body. Its arguments are real: the struct file of the open, the dentry of
  * the path, the process's buffer with the bytes written.
  */
-import type { Call, Value } from './executor.js';
+import type { Value } from './executor.js';
 import { errno, KernelError } from './errno.js';
 import type { Kernel } from './kernel.js';
 import type { PathNode } from './call_paths.js';

@@ -22,7 +22,7 @@ export const TASK_STATE_BITS: Record<TaskState, number> = {
 export const TASK_REPORT_MAX = 0x100;
 
 /** Where a task came from: built in at boot (idle tasks, kernel threads, init; laid out once, never freed), or a process added since. */
-export type TaskOrigin = 'kernel' | 'process';
+type TaskOrigin = 'kernel' | 'process';
 
 export class Task {
   /** Which CPU the task last ran on. */

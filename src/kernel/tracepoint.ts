@@ -12,8 +12,8 @@
 import { fail } from './errno.js';
 import type { ExecContext } from './context.js';
 
-export type ArgValue = number | bigint | string | boolean | Uint8Array | readonly (number | bigint)[] | undefined;
-export type AnyArgs = { readonly [field: string]: ArgValue | unknown };
+type ArgValue = number | bigint | string | boolean | Uint8Array | readonly (number | bigint)[] | undefined;
+type AnyArgs = { readonly [field: string]: ArgValue | unknown };
 
 export type TracepointProbe<A = AnyArgs> = (ctx: ExecContext, args: A) => void;
 
@@ -87,7 +87,7 @@ interface Attached {
   prio: number;
 }
 
-export class Tracepoint {
+class Tracepoint {
   private probes: Attached[] = [];
 
   constructor(

@@ -15,14 +15,14 @@ export const S_IFDIR = 0o040000;
 export const S_IFREG = 0o100000;
 
 /** fmode_t bits do_dentry_open sets. */
-export const FMODE_READ = 0x1;
-export const FMODE_WRITE = 0x2;
-export const FMODE_LSEEK = 0x4;
-export const FMODE_PREAD = 0x8;
-export const FMODE_PWRITE = 0x10;
-export const FMODE_CAN_READ = 0x20000;
-export const FMODE_CAN_WRITE = 0x40000;
-export const FMODE_OPENED = 0x80000;
+const FMODE_READ = 0x1;
+const FMODE_WRITE = 0x2;
+const FMODE_LSEEK = 0x4;
+const FMODE_PREAD = 0x8;
+const FMODE_PWRITE = 0x10;
+const FMODE_CAN_READ = 0x20000;
+const FMODE_CAN_WRITE = 0x40000;
+const FMODE_OPENED = 0x80000;
 
 export interface KDentry {
   addr: bigint;
@@ -47,7 +47,7 @@ export interface KFile {
 }
 
 /** What the kernel is told of a tracefs node. */
-export interface NodeInfo {
+interface NodeInfo {
   ino: number;
   mode: number;
   uid?: number;

@@ -11,7 +11,7 @@ import type { Tracing } from './tracing.js';
 /** blk_tracer_print_header() with blk_classic. */
 const CLASSIC_HEADER = '# DEV   CPU TIMESTAMP     PID ACT FLG\n#  |     |     |           |   |   |\n';
 
-export const blkTracer: Tracer = {
+const blkTracer: Tracer = {
   name: 'blk',
   options: [
     { name: 'blk_classic', default: false },

@@ -5,7 +5,7 @@
 import type { TraceArray } from './trace_array.js';
 
 /** Entries kept per trace array (TRACING_LOG_ERRS_MAX). */
-export const ERROR_LOG_MAX = 8;
+const ERROR_LOG_MAX = 8;
 const LOC_MAX = 128;
 const CMD_PREFIX = '  Command: ';
 
@@ -57,10 +57,4 @@ export class ErrorLog {
     }
     return out;
   }
-}
-
-/** err_pos(): where `str` starts in `cmd`, 0 when absent. */
-export function errPos(cmd: string, str: string): number {
-  const i = cmd.indexOf(str);
-  return i < 0 ? 0 : i;
 }

@@ -60,11 +60,3 @@ export function writeCommonHeader(buf: Buffer, type: number, ctx: ExecContext): 
   buf.writeUInt8(ctx.preemptCount & 0xff, 3);
   buf.writeInt32LE(ctx.task.pid, 4);
 }
-
-export function commonType(data: Buffer): number {
-  return data.readUInt16LE(0);
-}
-
-export function commonPid(data: Buffer): number {
-  return data.readInt32LE(4);
-}

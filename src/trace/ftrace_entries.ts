@@ -30,7 +30,7 @@ export interface FtraceEntryTypes {
 /** struct print_entry: ip, then the NUL-terminated text. */
 export const PRINT_ENTRY_BUF = 16;
 /** struct raw_data_entry: id, then the bytes. */
-export const RAW_DATA_ENTRY_BUF = 12;
+const RAW_DATA_ENTRY_BUF = 12;
 
 function field(type: string, name: string, offset: number, size: number, signed = false): EventField {
   return { type, name, offset, size, signed };

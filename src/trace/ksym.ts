@@ -14,7 +14,7 @@ export function markWriteIp(kernel: Kernel): bigint {
   return (symbolAddress(kernel, 'tracing_mark_write') ?? 0n) + kernel.profile.markWriteIpOffset;
 }
 
-export interface SymFlags {
+interface SymFlags {
   symOffset: boolean;
   symAddr: boolean;
 }

@@ -8,7 +8,7 @@
 import type { Tracer } from './tracer.js';
 import type { Tracing } from './tracing.js';
 
-export function mmioTracer(tracing: Tracing): Tracer {
+function mmioTracer(tracing: Tracing): Tracer {
   /** The CPUs enter_uniprocessor() took down, for leave_uniprocessor(). */
   let downed: number[] = [];
   return {

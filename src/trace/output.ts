@@ -19,7 +19,7 @@ import type { RingBuffer } from './ring_buffer.js';
 import type { TraceArray } from './trace_array.js';
 
 /** ns2usecs(): rounded to the nearest microsecond. */
-export function ns2usecs(ns: number): number {
+function ns2usecs(ns: number): number {
   return Math.floor((ns + 500) / 1000);
 }
 
@@ -70,7 +70,7 @@ export function latFlags(profile: KernelProfile, flags: number, preemptCount: nu
 }
 
 /** get_total_entries(): events in the buffer and events written (in buffer + overwritten). */
-export function totalEntries(rb: RingBuffer): { entries: number; total: number } {
+function totalEntries(rb: RingBuffer): { entries: number; total: number } {
   let entries = 0;
   let total = 0;
   for (const cb of rb.cpus) {
@@ -152,7 +152,7 @@ export function delayMark(ns: number): string {
   return ' ';
 }
 
-export interface ContextFields {
+interface ContextFields {
   comm: string;
   pid: number;
   cpu: number;

@@ -16,7 +16,7 @@ export const PAGE_SIZE = 4096;
 /** Sub-buffer header: time_stamp (8) + commit (8). */
 export const BUF_PAGE_HDR_SIZE = 16;
 export const RB_EVNT_HDR_SIZE = 4;
-export const RB_ALIGNMENT = 4;
+const RB_ALIGNMENT = 4;
 export const RB_MAX_SMALL_DATA = 28 * RB_ALIGNMENT;
 export const RB_EVNT_MIN_SIZE = 8;
 export const RB_LEN_TIME_EXTEND = 8;
@@ -26,7 +26,7 @@ export const RINGBUF_TYPE_PADDING = 29;
 export const RINGBUF_TYPE_TIME_EXTEND = 30;
 export const RINGBUF_TYPE_TIME_STAMP = 31;
 
-export const TS_SHIFT = 27;
+const TS_SHIFT = 27;
 /** 2^27: deltas this large need a time extend. */
 export const TS_DELTA_LIMIT = 2 ** TS_SHIFT;
 
@@ -43,10 +43,6 @@ export function eventLength(dataLen: number): number {
   // A discarded event must be able to hold a time extend or padding.
   if (length === RB_LEN_TIME_EXTEND + RB_ALIGNMENT) length += RB_ALIGNMENT;
   return length;
-}
-
-export function typeLenOf(header: number): number {
-  return header & 31;
 }
 
 export function timeDeltaOf(header: number): number {

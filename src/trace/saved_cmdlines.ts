@@ -17,7 +17,7 @@ const SLOT_SIZE = TASK_COMM_LEN + 4;
 const NO_CMDLINE_MAP = -1;
 
 /** Slots an allocation for `val` entries really gives (rounded up to whole pages of 2^order). */
-export function cmdlineSlotsFor(val: number): number {
+function cmdlineSlotsFor(val: number): number {
   const want = SAVEDCMD_HEADER + val * SLOT_SIZE;
   let size = 4096;
   while (size < want) size *= 2;

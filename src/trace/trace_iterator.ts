@@ -22,7 +22,7 @@ import { RingBufferIter } from './ring_buffer_iter.js';
 import type { TraceArray } from './trace_array.js';
 import type { Tracer, TracerPrintContext } from './tracer.js';
 
-export interface TraceIteratorOptions {
+interface TraceIteratorOptions {
   /** Read the snapshot buffer (snapshot, per_cpu/cpuN/snapshot). */
   snapshot?: boolean;
   /** One CPU's buffer, or ALL_CPUS. */

@@ -10,7 +10,7 @@ import { markWriteIp } from './ksym.js';
 import type { TraceArray } from './trace_array.js';
 
 /** Largest write taken at once (TRACE_MARKER_MAX_SIZE). */
-export const TRACE_MARKER_MAX_SIZE = 4096;
+const TRACE_MARKER_MAX_SIZE = 4096;
 /** Copied in the event, a marker keeps room for "<faulted>". */
 const FAULTED_SIZE = 9;
 

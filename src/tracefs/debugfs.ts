@@ -28,7 +28,7 @@ export interface KprobesDebugView {
 }
 
 /** A kprobes subsystem with nothing registered, and the kernel's blacklist. */
-export function idleKprobes(kernel: Kernel): KprobesDebugView {
+function idleKprobes(kernel: Kernel): KprobesDebugView {
   let armed = true;
   return {
     list: () => '',
@@ -41,7 +41,7 @@ export function idleKprobes(kernel: Kernel): KprobesDebugView {
 }
 
 /** kstrtobool(): y/Y/t/T/1, n/N/f/F/0, on/off; anything else is EINVAL. */
-export function parseBool(data: Buffer | string): boolean {
+function parseBool(data: Buffer | string): boolean {
   const s = typeof data === 'string' ? data : data.toString('latin1');
   const c = s[0];
   if (c !== undefined && 'yYtT1'.includes(c)) return true;

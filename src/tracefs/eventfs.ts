@@ -25,7 +25,7 @@ import { parseUlong, seqRead, sliceAt } from './seq_file.js';
 const PAGE_SIZE = 4096;
 
 /** Which files an event directory has (event_callback()). */
-export function eventDirFiles(te: TraceEvents, type: TraceEventType): string[] {
+function eventDirFiles(te: TraceEvents, type: TraceEventType): string[] {
   let flags = type.flags;
   if (flags === undefined && type.system === 'ftrace') {
     // An ftrace-internal type registered without flags: as the kernel has it.
@@ -149,7 +149,7 @@ class EventDir extends Dir {
   }
 }
 
-export class EventsDir {
+class EventsDir {
   readonly dir: Dir;
   private readonly systems = new Map<string, Dir>();
   private readonly opens = new Map<TraceEventType, number>();

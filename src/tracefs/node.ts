@@ -7,15 +7,14 @@ import type { FopNames, Interruption } from '../kernel/syscall.js';
 import type { Task } from '../kernel/task.js';
 import { reportAdded, reportRemoved } from './tree_watch.js';
 
-export const S_IFDIR = 0o040000;
-export const S_IFREG = 0o100000;
+const S_IFDIR = 0o040000;
+const S_IFREG = 0o100000;
 
 /** Open flags (x86_64 values) that file operations look at. */
 export const O_ACCMODE = 0o3;
 export const O_RDONLY = 0o0;
 export const O_WRONLY = 0o1;
 export const O_RDWR = 0o2;
-export const O_CREAT = 0o100;
 export const O_TRUNC = 0o1000;
 export const O_APPEND = 0o2000;
 export const O_NONBLOCK = 0o4000;
@@ -23,10 +22,7 @@ export const O_NONBLOCK = 0o4000;
 /** poll(2) event bits. */
 export const POLLIN = 0x1;
 export const POLLPRI = 0x2;
-export const POLLOUT = 0x4;
-export const POLLERR = 0x8;
 export const POLLRDNORM = 0x40;
-export const POLLWRNORM = 0x100;
 
 let nextIno = 1;
 
@@ -70,7 +66,7 @@ export abstract class Node {
 }
 
 /** Directory operations the kernel gives a few directories (instances/). */
-export interface DirOps {
+interface DirOps {
   mkdir?(dir: Dir, name: string, caller: Caller): void;
   rmdir?(dir: Dir, name: string, caller: Caller): void;
 }
@@ -156,8 +152,4 @@ export class File extends Node {
   constructor(name: string, perm: number, public fops: FileOps) {
     super(name, perm);
   }
-}
-
-export function isDir(n: Node | undefined): n is Dir {
-  return n instanceof Dir;
 }

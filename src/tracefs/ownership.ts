@@ -18,20 +18,20 @@ import { fail } from '../kernel/errno.js';
 import { Dir, type Node, type SuperBlock } from './node.js';
 import { reportAttrs } from './tree_watch.js';
 
-export interface Owner {
+interface Owner {
   uid: number;
   gid: number;
 }
 
 /** The tracefs mount options (tracefs_parse_param). */
-export interface TracefsMountOptions {
+interface TracefsMountOptions {
   uid?: number;
   gid?: number;
   /** Root directory permission bits; default 0700. */
   mode?: number;
 }
 
-export const TRACEFS_DEFAULT_MODE = 0o700;
+const TRACEFS_DEFAULT_MODE = 0o700;
 
 /** Owner an events directory saved at creation (eventfs_create_events_dir), by directory. */
 const eventsOwner = new WeakMap<Dir, Owner>();
@@ -42,7 +42,7 @@ function isInstancesDir(n: Node | null): n is Dir {
 }
 
 /** The `events` directory of a trace array (the root, or instances/NAME). */
-export function isEventsDir(n: Node): n is Dir {
+function isEventsDir(n: Node): n is Dir {
   if (!(n instanceof Dir) || n.name !== 'events' || !n.parent) return false;
   const tr = n.parent;
   return tr.parent === null || isInstancesDir(tr.parent);

@@ -5,9 +5,9 @@
  */
 import type { KernelProfile } from '../kernel/profiles/profile.js';
 
-export type ReadmeWhen = (features: ReadonlySet<string>, profile: KernelProfile) => boolean;
+type ReadmeWhen = (features: ReadonlySet<string>, profile: KernelProfile) => boolean;
 
-export interface ReadmeChunk {
+interface ReadmeChunk {
   when: ReadmeWhen;
   text: string | ((profile: KernelProfile) => string);
 }

@@ -38,7 +38,7 @@ export interface Stat {
 }
 
 /** What statfs(2) reports for a tracefs (simple_statfs). */
-export interface StatFs {
+interface StatFs {
   type: number;
   bsize: number;
   namelen: number;

@@ -8,7 +8,7 @@ import { Dir, type SuperBlock } from './node.js';
 import { Tracefs } from './tracefs.js';
 
 /** Files every trace array has, at the top and in each instance. */
-export function addInstanceFiles(dir: Dir, tr: TraceArray): void {
+function addInstanceFiles(dir: Dir, tr: TraceArray): void {
   addCoreFiles(dir, tr);
   addEventFiles(dir, tr);
 }

@@ -20,7 +20,7 @@ export interface KernelBuild {
 }
 
 /** dyn_ftrace_total_info of the real kernel: the emulator's pages and groups scale from it. */
-export interface FtracePages {
+interface FtracePages {
   /** Function records per ftrace page. */
   readonly perPage: number;
   /** Page groups. */
@@ -30,7 +30,7 @@ export interface FtracePages {
 }
 
 /** Type ids of the ftrace-internal records that differ between series. */
-export interface FtraceEntryIds {
+interface FtraceEntryIds {
   /** ftrace/print (trace_marker). */
   readonly print: number;
   /** ftrace/raw_data (trace_marker_raw). */

@@ -24,7 +24,7 @@ import { createTraceKprobe } from './trace_kprobe_parse.js';
 import type { UprobeExecs } from './trace_uprobe.js';
 import { createTraceUprobe } from './trace_uprobe_parse.js';
 
-export type DynEventType = 'eprobe' | 'synth' | 'kprobe' | 'fprobe' | 'uprobe';
+type DynEventType = 'eprobe' | 'synth' | 'kprobe' | 'fprobe' | 'uprobe';
 export type ProbeType = Exclude<DynEventType, 'synth'>;
 
 /** One entry of dynamic_events (struct dyn_event with its dyn_event_operations). */
@@ -70,7 +70,7 @@ type CreateCommand = (raw: string, reg: DynEventRegistry, sink: ErrorLogEntry[])
 export type DynEventFile = 'dynamic_events' | 'kprobe_events' | 'uprobe_events' | 'synthetic_events';
 
 /** The outcome of one command line. */
-export interface CommandResult {
+interface CommandResult {
   /** 0, or the errno the write fails with. */
   errno: 0 | ErrnoName;
   /** Entries for error_log, in order (also on success: none). */
@@ -79,7 +79,7 @@ export interface CommandResult {
   resetBuffers?: boolean;
 }
 
-export interface WriteResult {
+interface WriteResult {
   errno: 0 | ErrnoName;
   /** Bytes consumed (the write's return value) when errno is 0. */
   written?: number;

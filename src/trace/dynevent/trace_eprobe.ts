@@ -20,7 +20,7 @@ import { bumpPreempt } from './probe_context.js';
 import { probeMemory } from './probe_memory.js';
 import type { DynEventRegistry, DynEventRuntime } from './trace_dynevent.js';
 
-export interface EprobeLocation {
+interface EprobeLocation {
   system: string;
   event: string;
   /** The `if` filter, as rebuilt from argv (space-joined). */

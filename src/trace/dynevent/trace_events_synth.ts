@@ -43,7 +43,7 @@ function fieldFmt(type: string): string {
 }
 
 /** A value for a synthetic field: a number, a string for string fields, the entries of a stack for stack fields. */
-export type SynthValue = bigint | number | string | readonly bigint[];
+type SynthValue = bigint | number | string | readonly bigint[];
 
 /** A stack field's data: the number of entries, then the entries (as a hist variable holds a stack). */
 function stackBytes(entries: readonly bigint[]): Buffer {

@@ -26,7 +26,7 @@ import { probeMemory } from './probe_memory.js';
 import type { DynEventRegistry, DynEventRuntime } from './trace_dynevent.js';
 import { tracepointParams } from './tracepoint_args.js';
 
-export interface FprobeLocation {
+interface FprobeLocation {
   /** Function (glob) or tracepoint name. */
   symbol: string;
   tracepoint: boolean;

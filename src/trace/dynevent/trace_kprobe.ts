@@ -23,7 +23,7 @@ import { genCtxDec } from './probe_context.js';
 import { probeMemory } from './probe_memory.js';
 import type { DynEventRegistry, DynEventRuntime } from './trace_dynevent.js';
 
-export interface KprobeLocation {
+interface KprobeLocation {
   /** `[mod:]symbol` as written, undefined for an address probe. */
   symbol?: string;
   offset: number;

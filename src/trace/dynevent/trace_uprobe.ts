@@ -23,7 +23,7 @@ const PIE_BASE = 0x555555554000n;
 
 const hex16 = (v: bigint): string => v.toString(16).padStart(16, '0');
 
-export interface UprobeLocation {
+interface UprobeLocation {
   path: string;
   offset: bigint;
   refCtrOffset: bigint;

@@ -8,7 +8,7 @@ import type { EventTypeListener, TraceEvents } from './trace_events.js';
 import { unregisterTrigger } from './triggers/trigger.js';
 
 /** syscall_user_buf_size default (and its ceiling, SYSCALL_FAULT_USER_MAX). */
-export const SYSCALL_USER_BUF_DEFAULT = 63;
+const SYSCALL_USER_BUF_DEFAULT = 63;
 export const SYSCALL_USER_BUF_MAX = 165;
 
 export class ArrayEvents {

@@ -23,7 +23,7 @@ export interface InternalEventSpec extends StaticEventSpec {
   files: string[];
 }
 
-export interface Catalogue {
+interface Catalogue {
   series: Series;
   /** In the kernel's list order (the order of available_events). */
   events: StaticEventSpec[];

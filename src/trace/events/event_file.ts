@@ -14,7 +14,7 @@ import type { FilterInput } from './filter/predicate.js';
 import { callPostTriggers, callTriggers, type TriggerData } from './triggers/trigger.js';
 
 /** The filter an event file shows and runs. */
-export interface EventFilterState {
+interface EventFilterState {
   /** What the filter file shows: the filter, or the filter followed by its error. */
   text: string;
   /** The program, when the filter compiled (FILTERED is set only then). */

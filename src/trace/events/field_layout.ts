@@ -5,7 +5,7 @@
 import type { EventField } from '../event_type.js';
 import { type IntBits, scalarType } from './print_fmt/value.js';
 
-export type FieldKind =
+type FieldKind =
   /** An integer or pointer of 1, 2, 4 or 8 bytes. */
   | 'int'
   /** A fixed array (char comm[16], unsigned long args[6]). */
@@ -114,10 +114,4 @@ export function dynamicBytes(data: Buffer, f: FieldLayout): Buffer {
   const len = loc >>> 16;
   if (f.kind === 'rel_loc') off += f.offset + 4;
   return data.subarray(Math.min(off, data.length), Math.min(off + len, data.length));
-}
-
-/** The bytes of a field as it is stored (fixed fields) or pointed at (dynamic ones). */
-export function fieldBytes(data: Buffer, f: FieldLayout): Buffer {
-  if (f.kind === 'data_loc' || f.kind === 'rel_loc') return dynamicBytes(data, f);
-  return data.subarray(Math.min(f.offset, data.length), Math.min(f.offset + f.size, data.length));
 }

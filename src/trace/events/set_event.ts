@@ -16,7 +16,7 @@ export interface ModRequest {
   event?: string;
 }
 
-export interface EventSelector {
+interface EventSelector {
   /** A system or an event name (the word had no ':'). */
   match?: string;
   system?: string;

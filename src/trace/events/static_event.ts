@@ -10,7 +10,7 @@ import type { PrintEnv, PrintOptions } from './print_fmt/value.js';
 /** Where an event type finds symbols, pointer hashing and kernel memory when it prints. */
 export type PrintEnvSource = () => PrintEnv;
 
-export function printOptions(ctx: OutputContext | undefined): PrintOptions {
+function printOptions(ctx: OutputContext | undefined): PrintOptions {
   if (!ctx) return { hashPtr: true, bitmaskList: false };
   return { hashPtr: ctx.option('hash-ptr'), bitmaskList: ctx.option('bitmask-list') };
 }

@@ -43,7 +43,7 @@ const O_CREAT = 0o100n;
 const O_TMPFILE = 0o20200000n;
 
 /** The syscall name of a syscalls/* event ("sys_enter_openat" -> "openat"). */
-export function syscallOf(eventName: string): string {
+function syscallOf(eventName: string): string {
   return eventName.replace(/^sys_(enter|exit)_/, '');
 }
 

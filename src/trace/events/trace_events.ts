@@ -47,7 +47,7 @@ export interface EventTypeListener {
 }
 
 /** How the event layer reads memory (user strings for filters and syscall records, kernel strings for %s). */
-export interface MemoryAccess {
+interface MemoryAccess {
   readKernel?(addr: bigint, len: number): Buffer | undefined;
   readUser?(task: Task, addr: bigint, len: number): Buffer | undefined;
 }

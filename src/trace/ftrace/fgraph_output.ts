@@ -24,7 +24,7 @@ const FTRACE_RETFUNC_DEPTH = 50;
 const TRACE_GRAPH_PROCINFO_LENGTH = 14;
 
 /** Lookahead a reader may offer: the next record on the current record's CPU. */
-export interface GraphLookahead {
+interface GraphLookahead {
   peekSameCpu?(): TraceRecord | null;
   skipSameCpu?(): void;
 }
@@ -82,7 +82,7 @@ function graphProc(tr: TraceArray, pid: number): string {
 }
 
 /** trace_print_graph_duration(): `12.345 us ` padded so the column lines up. */
-export function graphDuration(durationNs: number): string {
+function graphDuration(durationNs: number): string {
   const usecs = Math.floor(durationNs / 1000);
   const nsecs = durationNs - usecs * 1000;
   const u = String(usecs);

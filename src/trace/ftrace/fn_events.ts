@@ -32,7 +32,7 @@ export interface GraphRetLayout {
   size: number;
 }
 
-export interface FnEventTypes {
+interface FnEventTypes {
   function: PrintableEventType;
   graphEnt: PrintableEventType;
   graphRet: PrintableEventType;

@@ -34,7 +34,7 @@ export class GraphGlobals {
 }
 
 /** The graph tracer's options of a series (and kernel features), in the kernel's order. */
-export function graphTracerOptions(kernel: Kernel): TracerOption[] {
+function graphTracerOptions(kernel: Kernel): TracerOption[] {
   const o: TracerOption[] = [
     { name: 'funcgraph-overrun', default: false },
     { name: 'funcgraph-cpu', default: true },

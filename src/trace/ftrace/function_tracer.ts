@@ -22,7 +22,7 @@ const OPT_NO_REPEATS = 'func-no-repeats';
 const OPT_ARGS = 'func-args';
 
 /** trace_function(): one ftrace/function record (with the argument registers when `regs` is given). */
-export function traceFunction(tr: TraceArray, ip: bigint, parentIp: bigint, ctx: ExecContext, regs?: PtRegs): boolean {
+function traceFunction(tr: TraceArray, ip: bigint, parentIp: bigint, ctx: ExecContext, regs?: PtRegs): boolean {
   const len = 24 + (regs ? FTRACE_REGS_MAX_ARGS * 8 : 0);
   return writeRecord(tr, ctx, TRACE_FN, len, (buf, off) => {
     buf.writeBigUInt64LE(ip, off + 8);

@@ -15,7 +15,7 @@ import { writeRecord } from './record.js';
 
 export const TRACE_STACK = 4;
 /** Where an ftrace trampoline stands in a stack (FTRACE_TRAMPOLINE_MARKER). */
-export const FTRACE_TRAMPOLINE_MARKER = 0x7fffffffn;
+const FTRACE_TRAMPOLINE_MARKER = 0x7fffffffn;
 const MAX_ENTRIES = 128;
 
 function field(type: string, name: string, offset: number, size: number, signed = false): EventField {

@@ -3,7 +3,7 @@ import { isGoodName, isGoodSystemName } from './kstr.js';
 import { MAX_EVENT_NAME_LEN } from './parse_context.js';
 import type { ProbeLog } from './probe_log.js';
 
-export interface EventName {
+interface EventName {
   group?: string;
   /** Undefined for `GROUP/`: the default name applies. */
   event?: string;

@@ -71,7 +71,7 @@ const str = (name: string): FetchType => ({
 });
 
 /** probe_fetch_types[] in table order. */
-export const FETCH_TYPES: readonly FetchType[] = [
+const FETCH_TYPES: readonly FetchType[] = [
   str('string'),
   str('ustring'),
   str('symstr'),
@@ -91,7 +91,7 @@ export const FETCH_TYPES: readonly FetchType[] = [
   basic('symbol', 8, false, '%pS', 'u64', 'symbol'),
 ];
 
-export const DEFAULT_FETCH_TYPE = 'x64';
+const DEFAULT_FETCH_TYPE = 'x64';
 
 /** find_fetch_type(): `b<w>@<o>/<c>` maps to u<c>; symbol/symstr are kernel-only. */
 export function findFetchType(type: string | undefined, user: boolean): FetchType | undefined {

@@ -13,7 +13,7 @@ import type { FetchInsn } from './fetch.js';
 import type { ProbeArg } from './parse_context.js';
 
 /** PATH_MAX: the longest string a probe fetches. */
-export const MAX_STRING_SIZE = 4096;
+const MAX_STRING_SIZE = 4096;
 /** Kernel stacks are aligned on their size (regs_within_kernel_stack()). */
 const STACK_SIZE = BigInt(THREAD_SIZE);
 /** TASK_SIZE_MAX + PAGE_SIZE: copy_from_kernel_nofault() refuses addresses below. */
@@ -22,7 +22,7 @@ const KERNEL_FLOOR = 0x00007ffffffff000n + 0x1000n;
 const USER_CEIL = 0x00007ffffffff000n;
 
 /** The registers a probe sees: full pt_regs (kprobes, uprobes) or the ftrace_regs view (fprobes). */
-export interface FetchRegs {
+interface FetchRegs {
   /** regs_get_register(): the value at a pt_regs offset. */
   atOffset(off: number): bigint | undefined;
   readonly sp: bigint;
@@ -397,14 +397,14 @@ function fetchBottom(code: readonly FetchInsn[], pc: number, val: bigint, dest: 
 }
 
 /** process_fetch_insn(): one argument's program; bytes of dynamic data used (sizing when dest is null), or a negative errno. */
-export function processFetch(code: readonly FetchInsn[], dest: Dest | null, run: Run): number {
+function processFetch(code: readonly FetchInsn[], dest: Dest | null, run: Run): number {
   const first = fetchFirst(code, run);
   if (typeof first === 'number') return first;
   return fetchBottom(code, first.next, first.val, dest, run);
 }
 
 /** The probe's part of a record: its arguments' bytes (fixed) and their dynamic data. */
-export interface ProbeArgsLayout {
+interface ProbeArgsLayout {
   readonly args: readonly ProbeArg[];
   /** Bytes of the fixed argument area. */
   readonly size: number;

@@ -11,7 +11,7 @@ import type { KernelFunction, KernelSymbol } from '../../kernel/symbols.js';
 import { globMatch } from './kstr.js';
 import type { EventView, KallsymsEnv, KfuncView, KsymView, ProbeEnv } from './probe_env.js';
 
-export interface ProbeEnvExtras {
+interface ProbeEnvExtras {
   /** Static and ftrace events (the event catalogue). */
   findEvent?(system: string, name: string): EventView | undefined;
   statPath?: ProbeEnv['statPath'];
@@ -27,7 +27,7 @@ function fnView(f: KernelFunction): KfuncView {
 /** Glob characters of glob_match(); a plain name is looked up directly. */
 const GLOB = /[*?[\\]/;
 
-export function kernelKallsymsEnv(kernel: Kernel): KallsymsEnv {
+function kernelKallsymsEnv(kernel: Kernel): KallsymsEnv {
   const t = kernel.symbols;
   // is_ksym_addr(): with KALLSYMS_ALL, vmlinux addresses between _stext and _end (per-cpu offsets are not)
   const start = t.lookupName('_stext', '')?.addr ?? 0n;

@@ -7,7 +7,7 @@
 import type { ErrnoName } from '../../kernel/errno.js';
 import type { KsymView, ProbeEnv } from './probe_env.js';
 
-export interface KprobeAddr {
+interface KprobeAddr {
   /** The probed address (symbol start + adjusted offset). */
   addr: bigint;
   sym: KsymView;
@@ -16,7 +16,7 @@ export interface KprobeAddr {
 }
 
 /** _kprobe_addr(): `sym+off` or an address, as function start + offset. */
-export function kprobeAddr(env: ProbeEnv, addr: bigint | undefined, symbol: string | undefined, offset: number): KprobeAddr | ErrnoName {
+function kprobeAddr(env: ProbeEnv, addr: bigint | undefined, symbol: string | undefined, offset: number): KprobeAddr | ErrnoName {
   const hasAddr = addr !== undefined && addr !== 0n;
   if ((symbol && hasAddr) || (!symbol && !hasAddr)) return 'EINVAL';
   let a: bigint;

@@ -30,14 +30,14 @@ const CTYPE: Uint8Array = (() => {
 })();
 
 const ct = (ch: string | undefined): number => (ch === undefined || ch === '' ? 0 : CTYPE[ch.charCodeAt(0) & 0xff]);
-export const isspace = (ch: string | undefined): boolean => (ct(ch) & S) !== 0;
+const isspace = (ch: string | undefined): boolean => (ct(ch) & S) !== 0;
 export const isalpha = (ch: string | undefined): boolean => (ct(ch) & (U | L)) !== 0;
 export const isdigit = (ch: string | undefined): boolean => (ct(ch) & D) !== 0;
 export const isalnum = (ch: string | undefined): boolean => (ct(ch) & (U | L | D)) !== 0;
-export const isxdigit = (ch: string | undefined): boolean => (ct(ch) & (D | X)) !== 0;
+const isxdigit = (ch: string | undefined): boolean => (ct(ch) & (D | X)) !== 0;
 
 /** A kstrto*() result: the value, or the errno the kernel function returns. */
-export type KstrResult = { ok: true; value: bigint } | { ok: false; err: ErrnoName };
+type KstrResult = { ok: true; value: bigint } | { ok: false; err: ErrnoName };
 
 const U64_MAX = (1n << 64n) - 1n;
 

@@ -36,7 +36,7 @@ const PT_REGS: Record<string, number> = {
 };
 
 /** regs_query_register_offset(). */
-export function registerOffset(name: string): number | undefined {
+function registerOffset(name: string): number | undefined {
   return Object.hasOwn(PT_REGS, name) ? PT_REGS[name] : undefined;
 }
 

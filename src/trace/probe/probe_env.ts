@@ -46,7 +46,7 @@ export interface KallsymsEnv {
   countTraceable(glob: string): number;
 }
 
-export interface TracepointView {
+interface TracepointView {
   name: string;
   /** The probe stub's function name (`__probestub_<name>`), whose BTF prototype gives the arguments. */
   probestub: string;

@@ -3,10 +3,9 @@
  * texts, and the error_log entries a failed command leaves — subsystem,
  * message, the command as the kernel rebuilds it, and the caret position.
  */
-import type { ErrnoName } from '../../kernel/errno.js';
 
 /** The ERRORS table of trace_probe.h (text is ABI: byte for byte). */
-export const TP_ERR = {
+const TP_ERR = {
   FILE_NOT_FOUND: 'Failed to find the given file',
   NO_REGULAR_FILE: 'Not a regular file',
   BAD_REFCNT: 'Invalid reference counter offset',
@@ -105,17 +104,6 @@ export interface ErrorLogEntry {
   /** Caret column in `command` (may exceed it: the kernel caps nothing). */
   pos: number;
 }
-
-/** A probe command that failed: the errno the write returns. */
-export class ProbeFailure extends Error {
-  constructor(readonly errno: ErrnoName) {
-    super(errno);
-  }
-}
-
-export const failWith = (errno: ErrnoName): never => {
-  throw new ProbeFailure(errno);
-};
 
 /** trace_probe_log: the command being parsed and the argument errors refer to. */
 export class ProbeLog {

@@ -6,7 +6,7 @@
 import type { ProbeArg } from './parse_context.js';
 
 /** FAULT_STRING. */
-export const FAULT_STRING = '(fault)';
+const FAULT_STRING = '(fault)';
 
 function readInt(data: Buffer, off: number, size: number, signed: boolean): bigint {
   if (off + size > data.length) return 0n;

@@ -5,7 +5,7 @@ import type { FileOps } from '../node.js';
 import { simpleRead, trFile } from './common.js';
 
 /** bitmap_print: 32-bit groups, comma separated, the first as wide as the CPU count needs. */
-export function formatCpumask(mask: readonly boolean[]): string {
+function formatCpumask(mask: readonly boolean[]): string {
   const nbits = mask.length;
   const groups = Math.ceil(nbits / 32);
   const parts: string[] = [];
@@ -20,7 +20,7 @@ export function formatCpumask(mask: readonly boolean[]): string {
 }
 
 /** bitmap_parse(): hex, optionally in comma-separated 32-bit groups; EOVERFLOW past the CPU count. */
-export function parseCpumask(text: string, nbits: number): boolean[] {
+function parseCpumask(text: string, nbits: number): boolean[] {
   const s = text.trim();
   if (!s) fail('EINVAL');
   const groups = s.split(',');

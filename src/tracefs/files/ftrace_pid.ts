@@ -10,7 +10,7 @@ import { seqRead } from '../seq_file.js';
 import { trFile } from './common.js';
 
 /** trace_pid_write(): the current list plus the pids written (blank-separated, kstrtoul base 0). */
-export function parsePids(current: ReadonlySet<number> | null, text: string): Set<number> {
+function parsePids(current: ReadonlySet<number> | null, text: string): Set<number> {
   const next = new Set(current ?? []);
   for (const w of text.split(/[\s\0]+/)) {
     if (!w) continue;

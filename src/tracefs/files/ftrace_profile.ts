@@ -9,7 +9,7 @@ import { parseUlong, seqRead } from '../seq_file.js';
 import { simpleRead } from './common.js';
 
 /** What the profiler reads from the top-level options and tracing_thresh. */
-export function profilerSettings(tracing: Tracing): ProfilerSettings {
+function profilerSettings(tracing: Tracing): ProfilerSettings {
   const top = () => tracing.top;
   const graphOpt = (name: string) => top().tracerOptions.get('function_graph')?.has(name) ?? true;
   return {

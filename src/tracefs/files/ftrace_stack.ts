@@ -49,7 +49,7 @@ export function stackTraceFilterFile(ftrace: Ftrace): FileOps {
 }
 
 /** proc_dointvec() of an int sysctl: `%d\n` out; in, an optional sign and digits after blanks. */
-export function parseSysctlInt(text: string): number {
+function parseSysctlInt(text: string): number {
   const m = /^\s*([-+]?\d+)\s*$/.exec(text);
   if (!m) fail('EINVAL');
   const v = Number(m[1]);

@@ -8,7 +8,7 @@ import { trFile, writeUlong } from './common.js';
 import { TraceReader } from './trace.js';
 
 /** tracing_snapshot_write(): 0 frees, 1 allocates and swaps, anything else clears. */
-export function snapshotWrite(tr: TraceArray, cpu: number, data: Buffer): number {
+function snapshotWrite(tr: TraceArray, cpu: number, data: Buffer): number {
   tr.updateBuffers();
   const val = writeUlong(data);
   if (tr.tracer.usesSnapshot) fail('EBUSY');

@@ -5,7 +5,7 @@ import type { FileOps } from '../node.js';
 import { simpleRead, trFile } from './common.js';
 
 /** tracing_stats_read(): formatted afresh by every read (reading `now ts` ticks the counter clock). */
-export function statsText(tr: TraceArray, cpu: number): string {
+function statsText(tr: TraceArray, cpu: number): string {
   const rb = tr.buffer;
   const cb = rb.cpus[cpu];
   let s = `entries: ${cb.numEntries}\n`;

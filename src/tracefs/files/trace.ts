@@ -71,7 +71,7 @@ export class TraceReader {
   }
 }
 
-export interface TraceFileOptions {
+interface TraceFileOptions {
   cpu?: number;
 }
 

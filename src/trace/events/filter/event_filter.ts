@@ -13,7 +13,7 @@ import { E, FILTER_ERRORS, FilterCompileError, type FilterContext, type FilterPr
 const LOC = 'event filter parse error';
 
 /** What a system's filter file shows when its filter applied. */
-export const DEFAULT_SYS_FILTER_MESSAGE =
+const DEFAULT_SYS_FILTER_MESSAGE =
   '### global filter ###\n' +
   '# Use this to set filters for multiple events.\n' +
   '# Only events with the given fields will be affected.\n' +
@@ -44,7 +44,7 @@ function errorText(ae: ArrayEvents, str: string, pe: ParseError): string {
   return `${str}\nError: (${pe.err})\n`;
 }
 
-export function filterContext(file: EventFile): FilterContext {
+function filterContext(file: EventFile): FilterContext {
   const ev = file.owner.events;
   return {
     fields: file.type.fields,

@@ -3,7 +3,7 @@ import { readInt } from '../field_layout.js';
 import type { IntBits } from '../print_fmt/value.js';
 import { matchString, type StringPattern } from './string_match.js';
 
-export type FilterOp = '~' | '!=' | '==' | '<=' | '<' | '>=' | '>' | '&';
+type FilterOp = '~' | '!=' | '==' | '<=' | '<' | '>=' | '>' | '&';
 
 /** In the kernel's order: longer operators first ("<=" before "<"). */
 export const FILTER_OPS: readonly FilterOp[] = ['~', '!=', '==', '<=', '<', '>=', '>', '&'];
@@ -21,7 +21,7 @@ export interface FilterInput {
   readKernelString?(addr: bigint): Buffer | undefined;
 }
 
-export type StringSource = 'static' | 'dyn' | 'reldyn' | 'pchar' | 'pchar_user' | 'comm';
+type StringSource = 'static' | 'dyn' | 'reldyn' | 'pchar' | 'pchar_user' | 'comm';
 
 export type Predicate =
   | { k: 'num'; op: FilterOp; offset: number; bits: IntBits; signed: boolean; val: bigint; not: boolean }

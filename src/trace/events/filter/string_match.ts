@@ -5,7 +5,7 @@
  * kernel (e.g. "*end" on a char[16] compares the array's last bytes).
  */
 
-export type MatchKind = 'full' | 'front' | 'middle' | 'end' | 'glob';
+type MatchKind = 'full' | 'front' | 'middle' | 'end' | 'glob';
 
 export interface StringPattern {
   kind: MatchKind;
@@ -59,7 +59,7 @@ function strlen(b: Buffer): number {
 }
 
 /** glob_match_len(): '*', '?', '[...]' and '\' escapes over at most `len` bytes of `str`. */
-export function globMatch(pat: Buffer, str: Buffer, len: number): boolean {
+function globMatch(pat: Buffer, str: Buffer, len: number): boolean {
   let p = 0;
   let s = 0;
   let backPat = -1;

@@ -14,8 +14,8 @@ import { HF, type HistField } from './hist_field.js';
 /** SYNTH_FIELDS_MAX. */
 const SYNTH_FIELDS_MAX = 64;
 
-export type Handler = 'onmatch' | 'onmax' | 'onchange';
-export type Action = 'trace' | 'save' | 'snapshot';
+type Handler = 'onmatch' | 'onmax' | 'onchange';
+type Action = 'trace' | 'save' | 'snapshot';
 
 export interface ActionData {
   handler: Handler;

@@ -7,7 +7,7 @@
 import type { TraceArray } from '../../trace_array.js';
 
 /** The messages of hist trigger errors (the error_log text is ABI). */
-export const HIST_ERR = {
+const HIST_ERR = {
   DUPLICATE_VAR: 'Variable already defined',
   VAR_NOT_UNIQUE: 'Variable name not unique, need to use fully qualified name (subsys.event.var) for variable',
   TOO_MANY_VARS: 'Too many variables defined',
@@ -58,7 +58,7 @@ export const HIST_ERR = {
   NEED_NOHC_VAL: "Non-hitcount value is required for 'nohitcount'",
 } as const;
 
-export type HistErrType = keyof typeof HIST_ERR;
+type HistErrType = keyof typeof HIST_ERR;
 
 /** The last hist command (last_cmd / last_cmd_loc), shared by every trace array as in the kernel. */
 export class HistErrors {

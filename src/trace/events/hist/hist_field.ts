@@ -47,7 +47,7 @@ const HIST_DIV_SHIFT = 20n;
 export type FieldOp = 'none' | 'plus' | 'minus' | 'uminus' | 'div' | 'mult';
 
 /** What a field computes (enum hist_field_fn). */
-export type FieldFn =
+type FieldFn =
   | 'nop'
   | 'var_ref'
   | 'counter'

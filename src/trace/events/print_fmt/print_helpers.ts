@@ -2,7 +2,7 @@
 import { vsprintf } from './vsprintf.js';
 import { type IntBits, int, toBig, type Val } from './value.js';
 
-export interface FlagName {
+interface FlagName {
   mask: bigint;
   name: string;
 }

@@ -45,8 +45,6 @@ export function int(v: bigint, bits: IntBits = 32, signed = true): Val {
   return { k: 'int', v: wrap(v, bits, signed), bits, signed };
 }
 
-export const ZERO = int(0n);
-
 export class EvalError extends Error {}
 
 /** The integer behind a value (pointers to record memory have none: 0). */

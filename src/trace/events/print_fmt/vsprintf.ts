@@ -86,7 +86,7 @@ export function pointerHasher(key: bigint): (addr: bigint) => bigint {
 }
 
 /** Without an environment's hasher: a key fixed for the process. */
-export const defaultPointerHash = pointerHasher(0x5bd1e9955bd1e995n);
+const defaultPointerHash = pointerHasher(0x5bd1e9955bd1e995n);
 
 function pointerString(v: bigint, spec: Spec): string {
   const s = { ...spec, base: 16, flags: spec.flags | SMALL };

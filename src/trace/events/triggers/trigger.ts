@@ -14,7 +14,6 @@ import { runFilter } from '../filter/filter_parser.js';
 export const ETT_TRACE_ONOFF = 1 << 0;
 export const ETT_SNAPSHOT = 1 << 1;
 export const ETT_STACKTRACE = 1 << 2;
-export const ETT_HIST = 1 << 3;
 export const ETT_EVENT_ENABLE = 1 << 4;
 export const ETT_EVENT_HIST = 1 << 5;
 export const ETT_HIST_ENABLE = 1 << 6;
