@@ -23,6 +23,7 @@ async function statusOf(st: MountState): Promise<MountStatus> {
     const r = (await controlRequest(st.socket, 'status', {}, 3000)) as { openFiles?: number; options?: string };
     return { ...base, options: r.options ?? st.options, openFiles: r.openFiles, state: 'running' };
   } catch {
+    // Whatever kept the daemon from answering (no socket, a timeout, its error), the mount itself tells.
     return { ...base, state: (await probe(st.mountpoint)) === 'live' ? 'running' : 'stale' };
   }
 }

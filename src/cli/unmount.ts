@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { Argv, CommandModule } from 'yargs';
 import { isAlive, readState, removeState, statePaths, waitWatcher } from '../daemon/state.js';
 import { detach, probe } from '../fuse/mount_table.js';
+import { expectSystemError } from '../host/system_error.js';
 
 interface UnmountArgs {
   dir: string;
@@ -22,11 +23,15 @@ async function waitFor(cond: () => boolean | Promise<boolean>, ms: number): Prom
 async function clearStaleViews(mountpoint: string): Promise<void> {
   const p = statePaths(mountpoint);
   for (const d of [p.debugfs, p.proc]) {
-    if ((await probe(d).catch(() => 'absent')) === 'stale') await detach(d);
+    const state = await probe(d).catch((e: unknown) => {
+      expectSystemError(e);
+      return 'absent' as const;
+    });
+    if (state === 'stale') await detach(d);
     try {
       rmdirSync(d);
-    } catch {
-      /* not there, or still in use */
+    } catch (e) {
+      expectSystemError(e); // not there, or still in use
     }
   }
   rmSync(p.views, { recursive: true, force: true });

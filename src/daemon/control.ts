@@ -120,7 +120,8 @@ export class ControlServer {
           let res: ControlResponse;
           try {
             res = await handleControlRequest(JSON.parse(line), this.ctx);
-          } catch {
+          } catch (e) {
+            if (!(e instanceof SyntaxError)) throw e;
             res = { ok: false, error: 'bad request: not JSON' };
           }
           if (!sock.destroyed) sock.write(`${JSON.stringify(res)}\n`);
@@ -158,7 +159,8 @@ export function controlRequest(socketPath: string, cmd: string, args: ControlArg
       let res: ControlResponse;
       try {
         res = JSON.parse(buf.slice(0, nl)) as ControlResponse;
-      } catch {
+      } catch (e) {
+        if (!(e instanceof SyntaxError)) throw e;
         reject(new Error(`control ${cmd}: bad answer`));
         return;
       }

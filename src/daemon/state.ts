@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
+import { expectSystemError } from '../host/system_error.js';
 
 export interface MountState {
   mountpoint: string;
@@ -83,7 +84,8 @@ export function removeState(mountpoint: string, pidFile?: string): void {
 export function readState(mountpoint: string): MountState | undefined {
   try {
     return JSON.parse(readFileSync(statePaths(mountpoint).json, 'utf8')) as MountState;
-  } catch {
+  } catch (e) {
+    if (!(e instanceof SyntaxError)) expectSystemError(e); // none, or one being written
     return undefined;
   }
 }
@@ -93,7 +95,8 @@ export function readStates(): MountState[] {
   let names: string[];
   try {
     names = readdirSync(stateDir());
-  } catch {
+  } catch (e) {
+    expectSystemError(e);
     return [];
   }
   const out: MountState[] = [];
@@ -101,8 +104,8 @@ export function readStates(): MountState[] {
     if (!n.endsWith('.json')) continue;
     try {
       out.push(JSON.parse(readFileSync(join(stateDir(), n), 'utf8')) as MountState);
-    } catch {
-      // a file being written, or not ours
+    } catch (e) {
+      if (!(e instanceof SyntaxError)) expectSystemError(e); // a file being written, or not ours
     }
   }
   return out;
@@ -119,7 +122,8 @@ function isWatcher(pid: number, mountpoint: string): boolean {
   try {
     const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
     return !!argv[0]?.endsWith('fusermount') && argv[argv.length - 1] === mountpoint;
-  } catch {
+  } catch (e) {
+    expectSystemError(e);
     return false;
   }
 }
@@ -135,7 +139,8 @@ export function isAlive(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
+  } catch (e) {
+    expectSystemError(e);
     return true;
   }
 }

@@ -9,6 +9,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { controlRequest } from '../daemon/control.js';
 import { isAlive, readState } from '../daemon/state.js';
+import { expectSystemError } from '../host/system_error.js';
 import { runMountHelper } from './mount_helper.js';
 import { execInNamespace, type ExecOptions, isTraceMount, type NamespaceSpec, parseMountinfo } from './namespace.js';
 import { shq } from './ns_shims.js';
@@ -53,7 +54,11 @@ async function mountPointOf(dir: string): Promise<{ mountPoint: string; traceLik
   let top = find(abs);
   if (!top) {
     const timeout = new Promise<undefined>((ok) => setTimeout(() => ok(undefined), 5000).unref());
-    const real = await Promise.race([realpath(dir).catch(() => undefined), timeout]);
+    const resolved = realpath(dir).catch((e: unknown) => {
+      expectSystemError(e);
+      return undefined;
+    });
+    const real = await Promise.race([resolved, timeout]);
     if (real) top = find((abs = real));
   }
   return top ? { mountPoint: abs, traceLike: isTraceMount(top) } : undefined;

@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { type MountInfo, parseMountinfo } from '../host/mountinfo.js';
 import { nativeHelper } from '../host/native_helper.js';
+import { expectSystemError } from '../host/system_error.js';
 import { binShims, sbinShims, type ShimContext, shq } from './ns_shims.js';
 
 export interface NamespaceSpec {
@@ -290,8 +291,8 @@ function which(cmd: string): string | undefined {
     try {
       accessSync(p, constants.X_OK);
       return p;
-    } catch {
-      /* next */
+    } catch (e) {
+      expectSystemError(e); // next
     }
   }
   return undefined;
@@ -300,7 +301,8 @@ function which(cmd: string): string | undefined {
 function readOr(path: string, dflt = ''): string {
   try {
     return readFileSync(path, 'utf8');
-  } catch {
+  } catch (e) {
+    expectSystemError(e);
     return dflt;
   }
 }
@@ -314,7 +316,8 @@ function hostFacts(): HostFacts {
   const real = (p: string) => {
     try {
       return realpathSync(p);
-    } catch {
+    } catch (e) {
+      expectSystemError(e);
       return p;
     }
   };
@@ -329,14 +332,16 @@ function hostFacts(): HostFacts {
     list: (d) => {
       try {
         return readdirSync(d);
-      } catch {
+      } catch (e) {
+        expectSystemError(e);
         return [];
       }
     },
     read: (p) => {
       try {
         return readFileSync(p, 'utf8');
-      } catch {
+      } catch (e) {
+        expectSystemError(e);
         return undefined;
       }
     },

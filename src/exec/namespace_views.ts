@@ -12,6 +12,7 @@ import { registerControlCommand } from '../daemon/control.js';
 import { statePaths } from '../daemon/state.js';
 import { type MountedTracefs, mountTracefs } from '../fuse/mount.js';
 import { hostInterrupts } from '../host/interrupts.js';
+import { expectSystemError } from '../host/system_error.js';
 import type { Emulator } from '../index.js';
 import { kallsymsText } from '../kernel/kallsyms.js';
 import { procInterrupts, procStackTracerEnabled, procVersion } from '../tracefs/files/proc_files.js';
@@ -117,8 +118,8 @@ export async function serveNamespaceViews(
         for (const d of [debugDir, liveDir]) {
           try {
             rmdirSync(d); // only once unmounted and empty
-          } catch {
-            /* still busy: left for the next mount to clear */
+          } catch (e) {
+            expectSystemError(e); // still busy: left for the next mount to clear
           }
         }
       }

@@ -6,7 +6,7 @@
  * record order (or `#### all functions enabled ####`), then the waiting
  * `:mod:` filters, then (filter only) the function probes.
  */
-import { fail } from '../kernel/errno.js';
+import { expectKernelError, fail } from '../kernel/errno.js';
 import type { Ftrace } from './ftrace.js';
 import { FtraceArray, type FtraceCommand, type FtraceModLoad } from './ftrace_array.js';
 import type { FtraceOps } from './ftrace_ops.js';
@@ -119,8 +119,8 @@ export class FtraceRegex {
       this.parser.clear();
       try {
         this.process(word);
-      } catch {
-        // errors of the last word are not reported at close
+      } catch (e) {
+        expectKernelError(e); // errors of the last word are not reported at close
       }
     }
     if (!this.writable) return;

@@ -4,7 +4,7 @@
  * starts a graph at, and which it leaves out with everything they call.
  * They filter inside the tracer's entry callback, not at the call sites.
  */
-import { fail } from '../kernel/errno.js';
+import { expectKernelError, fail } from '../kernel/errno.js';
 import type { Ftrace } from './ftrace.js';
 import { FtraceHash } from './ftrace_hash.js';
 import { listHash } from './ftrace_regex.js';
@@ -69,8 +69,8 @@ export class GraphHashFile {
     if (this.parser.loaded) {
       try {
         graphSetHash(this.ftrace, this.next, this.parser.word);
-      } catch {
-        // not reported at close
+      } catch (e) {
+        expectKernelError(e); // not reported at close
       }
       this.parser.clear();
     }

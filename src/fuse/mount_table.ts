@@ -3,12 +3,14 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { type MountInfo, parseMountinfo } from '../host/mountinfo.js';
+import { expectSystemError } from '../host/system_error.js';
 
 /** Mounts of this process's mount namespace (/proc/self/mountinfo). */
 export function mounts(): MountInfo[] {
   try {
     return parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8'));
-  } catch {
+  } catch (e) {
+    expectSystemError(e);
     return [];
   }
 }
@@ -42,7 +44,8 @@ export function autoUnmountWatcher(mountpoint: string, parent = process.pid): nu
   let pids: string[];
   try {
     pids = readdirSync('/proc').filter((p) => /^\d+$/.test(p));
-  } catch {
+  } catch (e) {
+    expectSystemError(e);
     return undefined;
   }
   for (const p of pids) {
@@ -52,8 +55,8 @@ export function autoUnmountWatcher(mountpoint: string, parent = process.pid): nu
       if (Number(rest[1]) !== parent) continue;
       const argv = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean);
       if (argv[0]?.endsWith('fusermount') && argv[argv.length - 1] === mountpoint) return Number(p);
-    } catch {
-      // gone meanwhile
+    } catch (e) {
+      expectSystemError(e); // gone meanwhile
     }
   }
   return undefined;

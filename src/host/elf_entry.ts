@@ -5,6 +5,7 @@
  * process reaches its entry point right after exec.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
+import { expectSystemError } from './system_error.js';
 
 interface ElfPoint {
   /** The virtual address in the image. */
@@ -29,7 +30,8 @@ function readAt(path: string, len: number, pos = 0): Buffer | undefined {
     const b = Buffer.alloc(len);
     const n = readSync(fd, b, 0, len, pos);
     return b.subarray(0, n);
-  } catch {
+  } catch (e) {
+    expectSystemError(e);
     return undefined;
   } finally {
     if (fd !== undefined) closeSync(fd);

@@ -11,10 +11,12 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isKernelError } from '../kernel/errno.js';
 import { procEventLine, procEventsHelper } from './cn_proc.js';
 import { nativeAddon } from './native_addon.js';
 import type { ProcessMirror } from './proc_mirror.js';
 import { type HostSyscalls, parseHostSyscall } from './syscalls.js';
+import { expectCommandFailure, expectSystemError } from './system_error.js';
 
 export interface HostEvents {
   /** The FIFO's path, while other processes may open it (undefined when it has no name). */
@@ -41,7 +43,8 @@ function readerOf(fd: number, buf: Buffer): () => number {
     return () => {
       try {
         return readSync(fd, buf, 0, buf.length, null);
-      } catch {
+      } catch (e) {
+        expectSystemError(e, 'EAGAIN');
         return 0;
       }
     };
@@ -84,7 +87,8 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
       dir = undefined;
     }
     if (helper) child = spawn(helper, [], { stdio: ['ignore', wfd, 'ignore'] });
-  } catch {
+  } catch (e) {
+    expectCommandFailure(e);
     for (const fd of [rfd, wfd]) if (fd !== undefined) closeSync(fd);
     rmSync(dir ?? path, { recursive: true, force: true });
     return undefined;
@@ -110,8 +114,9 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
         lines++;
         try {
           hostEventLine(sinks, line);
-        } catch {
-          /* a process gone mid-way: its next event or exit check settles it */
+        } catch (e) {
+          // A process gone mid-way: its next event or exit check settles it.
+          if (!isKernelError(e)) expectSystemError(e);
         }
       }
     }
@@ -126,8 +131,8 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
     for (const f of [fd, wfd]) {
       try {
         closeSync(f!);
-      } catch {
-        /* closed */
+      } catch (e) {
+        expectSystemError(e); // closed
       }
     }
     if (opts.fifo) rmSync(opts.fifo, { force: true });

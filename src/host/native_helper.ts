@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { dataDir } from '../kernel/symbols_builtin.js';
+import { expectCommandFailure } from './system_error.js';
 
 /** The helper's binary, built if needed; undefined when it cannot be had (no source, no compiler). */
 export function nativeHelper(dir: string, name: string): string | undefined {
@@ -15,6 +16,7 @@ export function nativeHelper(dir: string, name: string): string | undefined {
   try {
     root = dirname(dataDir());
   } catch {
+    // No data directory (its only error): no native sources next to it either.
     return undefined;
   }
   const src = join(root, 'native', dir, `${name}.c`);
@@ -32,7 +34,8 @@ export function nativeHelper(dir: string, name: string): string | undefined {
     execFileSync(process.env.CC ?? 'cc', ['-O2', '-o', tmp, src], { stdio: 'ignore', timeout: 30_000 });
     execFileSync('mv', ['-f', tmp, bin], { stdio: 'ignore' });
     return bin;
-  } catch {
+  } catch (e) {
+    expectCommandFailure(e); // no compiler, or it failed
     return undefined;
   }
 }

@@ -5,6 +5,7 @@
  */
 import { accessSync, closeSync, constants, openSync, readFileSync, readlinkSync, readSync } from 'node:fs';
 import { type MountInfo, parseMountinfo } from './mountinfo.js';
+import { expectSystemError } from './system_error.js';
 
 /** What /proc says about one real process. */
 export interface ProcInfo {
@@ -52,7 +53,8 @@ function readProcInfo(
   readStat: (pid: number) => string | undefined = (p) => {
     try {
       return readFileSync(`${procRoot}/${p}/stat`, 'latin1');
-    } catch {
+    } catch (e) {
+      expectSystemError(e);
       return undefined;
     }
   },
@@ -77,8 +79,8 @@ function readProcInfo(
   try {
     const m = /^Tgid:\s+(\d+)/m.exec(readFileSync(`${procRoot}/${pid}/status`, 'latin1'));
     if (m) tgid = Number(m[1]);
-  } catch {
-    /* gone between the two reads: keep pid */
+  } catch (e) {
+    expectSystemError(e); // gone between the two reads: keep pid
   }
   return { pid, tgid, comm, ppid, cpu: Number.isFinite(cpu) ? cpu : 0, startTime, priority: Number.isFinite(priority) ? priority : 20, state };
 }
@@ -127,7 +129,8 @@ class ProcFiles {
     let nfd: number;
     try {
       nfd = openSync(`${this.root}/${pid}/${this.name}`, 'r');
-    } catch {
+    } catch (e) {
+      expectSystemError(e);
       return undefined;
     }
     const text = this.pread(nfd);
@@ -148,7 +151,8 @@ class ProcFiles {
     try {
       const n = readSync(fd, this.buf, 0, this.buf.length, 0);
       return n > 0 ? this.buf.toString('latin1', 0, n) : undefined;
-    } catch {
+    } catch (e) {
+      expectSystemError(e);
       return undefined;
     }
   }
@@ -206,17 +210,18 @@ export class HostProcSource implements ProcSource {
           try {
             accessSync(f, constants.X_OK);
             return f;
-          } catch {
-            /* next */
+          } catch (e) {
+            expectSystemError(e); // next
           }
         }
       }
-    } catch {
-      /* gone, or not ours to read */
+    } catch (e) {
+      expectSystemError(e); // gone, or not ours to read
     }
     try {
       return readlinkSync(`${this.root}/${pid}/exe`);
-    } catch {
+    } catch (e) {
+      expectSystemError(e);
       return undefined;
     }
   }
@@ -224,7 +229,8 @@ export class HostProcSource implements ProcSource {
   cwd(pid: number): string | undefined {
     try {
       return readlinkSync(`${this.root}/${pid}/cwd`);
-    } catch {
+    } catch (e) {
+      expectSystemError(e);
       return undefined;
     }
   }
@@ -232,7 +238,8 @@ export class HostProcSource implements ProcSource {
   switches(pid: number): number | undefined {
     try {
       return parseSchedstat(readFileSync(`${this.root}/${pid}/schedstat`, 'latin1'));
-    } catch {
+    } catch (e) {
+      expectSystemError(e);
       return undefined;
     }
   }
@@ -244,7 +251,8 @@ export class HostProcSource implements ProcSource {
     let ns: string;
     try {
       ns = readlinkSync(`${this.root}/${pid}/ns/mnt`);
-    } catch {
+    } catch (e) {
+      expectSystemError(e);
       return undefined;
     }
     const now = Date.now();
@@ -255,7 +263,8 @@ export class HostProcSource implements ProcSource {
       if (this.mountTables.size > 64) this.mountTables.clear();
       this.mountTables.set(ns, { at: now, mounts });
       return mounts;
-    } catch {
+    } catch (e) {
+      expectSystemError(e);
       return c?.mounts;
     }
   }

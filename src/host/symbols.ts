@@ -7,11 +7,12 @@
  * available_filter_functions_addrs then says it exactly.
  */
 import { existsSync, readFileSync, statfsSync } from 'node:fs';
-import { Btf } from '../kernel/btf.js';
+import { Btf, BtfError } from '../kernel/btf.js';
 import type { SymbolProvider } from '../kernel/kernel_symbols.js';
 import { cmpAddr, type ModuleInfo, type SymbolColumns } from '../kernel/symbol_data.js';
 import { KallsymsTable } from '../kernel/symbol_table.js';
 import { TRACEFS_MAGIC } from '../kernel/vfs.js';
+import { expectSystemError } from './system_error.js';
 
 /** Parses /proc/kallsyms text (module lines end in `\t[module]`) into columns, with no traceable functions yet. */
 export function parseKallsyms(text: string, procModules = ''): SymbolColumns {
@@ -176,8 +177,8 @@ function realTraceable(cols: SymbolColumns): { traceable: Uint32Array; fentry: U
       if (statfsSync(dir).type !== TRACEFS_MAGIC) continue;
       const text = readFileSync(`${dir}/available_filter_functions_addrs`, 'latin1');
       return matchAddrs(cols, text);
-    } catch {
-      // not there or not readable: try the next, then guess
+    } catch (e) {
+      expectSystemError(e); // not there or not readable: try the next, then guess
     }
   }
   return undefined;
@@ -207,6 +208,7 @@ function matchAddrs(cols: SymbolColumns, text: string): { traceable: Uint32Array
 }
 
 let hostTable: KallsymsTable | undefined;
+const VMLINUX_BTF = '/sys/kernel/btf/vmlinux';
 let hostBtf: Btf | undefined;
 
 export function hostSymbols(): KallsymsTable {
@@ -218,8 +220,19 @@ export function hostSymbols(): KallsymsTable {
   return hostTable;
 }
 
+/** The running kernel's BTF; a BtfError, as for any kernel without BTF, when it has none to read. */
 function hostBtfDb(): Btf {
-  return (hostBtf ??= Btf.parse(readFileSync('/sys/kernel/btf/vmlinux')));
+  if (!hostBtf) {
+    let bytes: Buffer;
+    try {
+      bytes = readFileSync(VMLINUX_BTF);
+    } catch (e) {
+      expectSystemError(e);
+      throw new BtfError(`BTF: ${VMLINUX_BTF}: ${e.code}`);
+    }
+    hostBtf = Btf.parse(bytes);
+  }
+  return hostBtf;
 }
 
 /** A module's split BTF from /sys/kernel/btf/<module>. */
@@ -232,7 +245,8 @@ function hostModuleBtf(module: string): Btf | undefined {
 function hostKprobeBlacklist(): string {
   try {
     return readFileSync('/sys/kernel/debug/kprobes/blacklist', 'latin1');
-  } catch {
+  } catch (e) {
+    expectSystemError(e);
     return '';
   }
 }

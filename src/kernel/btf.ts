@@ -62,7 +62,8 @@ interface BtfVarSecinfo {
   size: number;
 }
 
-class BtfError extends Error {}
+/** BTF that is missing, malformed, or lacks what was asked. */
+export class BtfError extends Error {}
 
 const VOID: CType = Object.freeze({ kind: 'void' as const });
 

@@ -58,6 +58,11 @@ export function isKernelError(e: unknown): e is KernelError {
   return e instanceof KernelError;
 }
 
+/** For a catch that expects the kernel's errors: rethrows anything else (a bug). */
+export function expectKernelError(e: unknown): asserts e is KernelError {
+  if (!(e instanceof KernelError)) throw e;
+}
+
 /** Throws KernelError(code): for expressions like `x ?? fail('ENOENT')`. */
 export function fail(code: ErrnoName, message?: string): never {
   throw new KernelError(code, message);

@@ -4,7 +4,7 @@
  * work run. It knows nothing of the filesystem that drives it.
  */
 import { Activity, type ActivityOptions } from './activity.js';
-import type { Btf } from './btf.js';
+import { type Btf, BtfError } from './btf.js';
 import { loadCallPaths, type CallPaths } from './call_paths.js';
 import type { CallSites } from './call_sites.js';
 import { Clock } from './clock.js';
@@ -199,7 +199,8 @@ export class Kernel implements HookHost {
       let types: Btf | undefined;
       try {
         types = this.types;
-      } catch {
+      } catch (e) {
+        if (!(e instanceof BtfError)) throw e;
         types = undefined;
       }
       this.structs_ = new KStructs(types, this.kmem.space);
@@ -496,7 +497,8 @@ export class Kernel implements HookHost {
   private proto(name: string): FuncProto | undefined {
     try {
       return this.types.funcProto(name);
-    } catch {
+    } catch (e) {
+      if (!(e instanceof BtfError)) throw e;
       return undefined;
     }
   }

@@ -4,7 +4,7 @@
  * call. The FUSE adapter is a thin layer over this; unit tests use it directly.
  */
 import { type Caller, pidTasks, SELF, type TaskOf } from '../kernel/caller.js';
-import { fail, KernelError } from '../kernel/errno.js';
+import { expectKernelError, fail, KernelError } from '../kernel/errno.js';
 import type { Kernel, Syscall } from '../kernel/kernel.js';
 import { TRACEFS_MAGIC } from '../kernel/vfs.js';
 import type { Task } from '../kernel/task.js';
@@ -160,7 +160,8 @@ export class Tracefs {
   nodeAt(path: string): Node | undefined {
     try {
       return this.walk(path);
-    } catch {
+    } catch (e) {
+      expectKernelError(e);
       return undefined;
     }
   }

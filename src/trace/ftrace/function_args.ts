@@ -3,6 +3,7 @@
  * saved with a function or graph-entry record, named and formatted after
  * the function's BTF prototype: `(file=0xff..., count=0x400, ...)`.
  */
+import { BtfError } from '../../kernel/btf.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { resolveType, type CType } from '../../kernel/ctypes.js';
 
@@ -63,7 +64,8 @@ export function printFunctionArgs(kernel: Kernel, args: readonly bigint[], ip: b
 function safeProto(kernel: Kernel, name: string) {
   try {
     return kernel.types.funcProto(name);
-  } catch {
+  } catch (e) {
+    if (!(e instanceof BtfError)) throw e;
     return undefined;
   }
 }

@@ -4,6 +4,7 @@
  * `__tracepoint_*` symbols). Events, paths and filters come from the layers
  * that own them.
  */
+import { BtfError } from '../../kernel/btf.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { hasEndbr } from '../../kernel/insn_model.js';
 import { kprobeSite } from '../../kernel/kprobe_site.js';
@@ -79,7 +80,8 @@ export function kernelProbeEnv(kernel: Kernel, extras: ProbeEnvExtras = {}): Pro
     btfTypeById(id) {
       try {
         return kernel.types.type(id);
-      } catch {
+      } catch (e) {
+        if (!(e instanceof BtfError)) throw e;
         return undefined;
       }
     },

@@ -2,7 +2,7 @@
  * The buffer geometry files: buffer_size_kb (all CPUs and per CPU),
  * buffer_total_size_kb, buffer_subbuf_size_kb, buffer_percent, free_buffer.
  */
-import { fail } from '../../kernel/errno.js';
+import { expectKernelError, fail } from '../../kernel/errno.js';
 import { ALL_CPUS } from '../../trace/ring_buffer.js';
 import { TRACE_BUF_SIZE_DEFAULT, type TraceArray } from '../../trace/trace_array.js';
 import type { FileOps } from '../node.js';
@@ -83,8 +83,8 @@ export function freeBufferFile(tr: TraceArray): FileOps {
       if (tr.options.has('disable_on_free')) tr.tracingOn = false;
       try {
         tr.resize(0);
-      } catch {
-        // As the kernel, a close cannot fail: a busy buffer just keeps its size.
+      } catch (e) {
+        expectKernelError(e); // As the kernel, a close cannot fail: a busy buffer just keeps its size.
       }
     },
   });

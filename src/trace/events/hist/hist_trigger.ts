@@ -6,7 +6,7 @@
  * the variables of other triggers it reads, its actions.
  */
 import type { ExecContext } from '../../../kernel/context.js';
-import { KernelError } from '../../../kernel/errno.js';
+import { expectKernelError, KernelError } from '../../../kernel/errno.js';
 import { sprintSymbol, sprintSymbolNoOffset } from '../../../kernel/kallsyms.js';
 import { SYSCALL_NR } from '../../../kernel/syscall_nr.js';
 import { SynthEvent } from '../../dynevent/trace_events_synth.js';
@@ -82,7 +82,8 @@ export class HistState implements HistEnv, ActionEnv {
   createFieldVarHist(_hd: HistData, file: EventFile, cmd: string): HistData | undefined {
     try {
       histParse(this, file, '', cmd);
-    } catch {
+    } catch (e) {
+      expectKernelError(e);
       return undefined;
     }
     return this.histsOn(file).at(-1);
@@ -283,7 +284,8 @@ function registerHist(state: HistState, file: EventFile, data: HistTriggerData, 
   if (hd.enableTimestamps) {
     try {
       tr.setClock(hd.attrs.clock);
-    } catch {
+    } catch (e) {
+      expectKernelError(e);
       errors.err(tr, 'SET_CLOCK_FAIL', errors.pos(hd.attrs.clock));
       throw new KernelError('EINVAL');
     }
@@ -324,8 +326,8 @@ function unregisterHist(state: HistState, file: EventFile, t: HistTriggerData): 
   for (const fvh of hd.fieldVarHists) {
     try {
       histParse(state, fvh.hist.file, '!hist', fvh.cmd);
-    } catch {
-      /* gone already */
+    } catch (e) {
+      expectKernelError(e); // gone already
     }
   }
 }

@@ -8,7 +8,7 @@ import { COMMON_FIELDS, type FieldLayout, fieldLayout } from '../field_layout.js
 import type { PrintFmt } from './ast.js';
 import { evaluate, type EvalContext } from './evaluate.js';
 import { parsePrintFmt } from './parser.js';
-import { DEFAULT_PRINT_OPTIONS, type PrintEnv, type PrintOptions } from './value.js';
+import { DEFAULT_PRINT_OPTIONS, EvalError, type PrintEnv, type PrintOptions } from './value.js';
 import { vsprintf } from './vsprintf.js';
 
 export class PrintFmtPrinter {
@@ -41,8 +41,8 @@ export class PrintFmtPrinter {
       const c: EvalContext = { data, fields: this.fields, env, opts, consts: this.consts };
       try {
         return vsprintf(p.fmt, p.args.map((a) => evaluate(a, c)), env, opts);
-      } catch {
-        /* falls through to the raw field dump */
+      } catch (e) {
+        if (!(e instanceof EvalError)) throw e; // falls through to the raw field dump
       }
     }
     return this.fallback(data);
