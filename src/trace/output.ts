@@ -23,11 +23,20 @@ function ns2usecs(ns: number): number {
   return Math.floor((ns + 500) / 1000);
 }
 
+/** "000" to "999": the microseconds of a timestamp are printed on every trace line. */
+const DIGITS3 = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+
+/** `%06lu` of 0..999999. */
+function usecs6(us: number): string {
+  const ms = Math.floor(us / 1000);
+  return DIGITS3[ms] + DIGITS3[us - ms * 1000];
+}
+
 /** `%5llu.%06lu` of a nanosecond time, as the trace and stats files print it. */
 export function secsUsecs(ns: number): string {
   const us = ns2usecs(ns);
   const secs = Math.floor(us / 1e6);
-  return `${String(secs).padStart(5)}.${String(us - secs * 1e6).padStart(6, '0')}`;
+  return `${String(secs).padStart(5)}.${usecs6(us - secs * 1e6)}`;
 }
 
 /** trace_print_lat_fmt(): the irqs-off / need-resched / hardirq / preempt / migrate columns. */
@@ -161,17 +170,54 @@ interface ContextFields {
   ts: number;
 }
 
-/** trace_print_context(): `           comm-pid     [cpu] flags  secs.usecs: `. */
-export function printContext(
-  c: ContextFields,
-  o: { profile: KernelProfile; tgid?: number; irqInfo: boolean; inNs: boolean },
-): string {
-  let s = `${c.comm.padStart(16)}-${String(c.pid).padEnd(7)} `;
-  if (o.tgid !== undefined) s += o.tgid ? `(${String(o.tgid).padStart(7)}) ` : '(-------) ';
-  s += `[${String(c.cpu).padStart(3, '0')}] `;
-  if (o.irqInfo) s += latFlags(o.profile, c.flags, c.preemptCount);
-  s += o.inNs ? ` ${secsUsecs(c.ts)}` : ` ${String(c.ts).padStart(12)}`;
-  return s + ': ';
+/**
+ * trace_print_context(): `           comm-pid     [cpu] flags  secs.usecs: `,
+ * for one reader. Consecutive records mostly come from the same task on the
+ * same CPU: the columns before the timestamp are kept while they repeat,
+ * and so are the seconds.
+ */
+export class ContextPrinter {
+  private pid = -1;
+  private comm = '';
+  private tgid: number | undefined;
+  private cpu = -1;
+  private flags = -1;
+  private preemptCount = -1;
+  private irqInfo = false;
+  private head = '';
+  private secs = -1;
+  private secsText = '';
+
+  constructor(private readonly profile: KernelProfile) {}
+
+  print(c: ContextFields, tgid: number | undefined, irqInfo: boolean, inNs: boolean): string {
+    if (
+      c.pid !== this.pid || c.comm !== this.comm || tgid !== this.tgid || c.cpu !== this.cpu ||
+      c.flags !== this.flags || c.preemptCount !== this.preemptCount || irqInfo !== this.irqInfo
+    ) {
+      this.pid = c.pid;
+      this.comm = c.comm;
+      this.tgid = tgid;
+      this.cpu = c.cpu;
+      this.flags = c.flags;
+      this.preemptCount = c.preemptCount;
+      this.irqInfo = irqInfo;
+      let s = `${c.comm.padStart(16)}-${String(c.pid).padEnd(7)} `;
+      if (tgid !== undefined) s += tgid ? `(${String(tgid).padStart(7)}) ` : '(-------) ';
+      s += `[${String(c.cpu).padStart(3, '0')}] `;
+      if (irqInfo) s += latFlags(this.profile, c.flags, c.preemptCount);
+      this.head = s;
+      this.secs = -1;
+    }
+    if (!inNs) return `${this.head} ${String(c.ts).padStart(12)}: `;
+    const us = ns2usecs(c.ts);
+    const secs = Math.floor(us / 1e6);
+    if (secs !== this.secs) {
+      this.secs = secs;
+      this.secsText = `${this.head} ${String(secs).padStart(5)}.`;
+    }
+    return this.secsText + usecs6(us - secs * 1e6) + ': ';
+  }
 }
 
 /** trace_print_lat_context(): the latency-format columns, with the delay to the next event. */

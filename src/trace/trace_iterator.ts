@@ -6,14 +6,15 @@
 import type { OutputContext, TraceRecord } from './event_type.js';
 import type { EventPrinters, PrintableEventType } from './ftrace_entries.js';
 import {
+  ContextPrinter,
   LAT_HELP_HEADER,
   funcHelpHeader,
   funcHelpHeaderIrq,
   hexField,
   latencyTraceHeader,
-  printContext,
   printLatContext,
   snapshotHelp,
+  type ContextFields,
 } from './output.js';
 import { ALL_CPUS, type RingBuffer } from './ring_buffer.js';
 import type { PeekedEvent } from './ring_buffer_cpu.js';
@@ -29,6 +30,19 @@ interface TraceIteratorOptions {
   cpu?: number;
   /** trace_pipe: entries are consumed as they are printed. */
   consuming?: boolean;
+}
+
+/** A record as the iterator hands it to printers: the bigint timestamp is made only if a printer asks. */
+class BufferRecord implements TraceRecord {
+  constructor(
+    readonly cpu: number,
+    readonly tsNum: number,
+    readonly data: Buffer,
+  ) {}
+
+  get ts(): bigint {
+    return BigInt(this.tsNum);
+  }
 }
 
 interface Entry {
@@ -61,6 +75,9 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
   private current: Entry | null = null;
   /** A consuming lookahead already consumed the current entry (TRACE_TYPE_NO_CONSUME). */
   private currentConsumed = false;
+  private readonly contextPrinter: ContextPrinter;
+  /** The context columns of the record being printed (reused: one per line would be garbage). */
+  private readonly fields: ContextFields = { comm: '', pid: 0, cpu: 0, flags: 0, preemptCount: 0, ts: 0 };
 
   constructor(
     readonly tr: TraceArray,
@@ -72,6 +89,7 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     this.tracer = tr.tracer;
     this.latencyFormat = tr.options.has('latency-format');
     this.timeInNs = tr.clock.inNs;
+    this.contextPrinter = new ContextPrinter(tr.profile);
     const rb = this.buffer;
     this.annotate = !this.consuming && rb.overruns() > 0;
     // A non-consuming reader keeps reading the buffer it opened, even across a snapshot swap.
@@ -191,9 +209,10 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     this.heads[e.cpu] = undefined;
   }
 
-  record(e: Entry): TraceRecord {
-    const { start, len } = eventData(e.ev.page.buf, e.ev.off);
-    return { cpu: e.cpu, ts: BigInt(e.ev.ts), data: e.ev.page.buf.subarray(start, start + len) };
+  record(e: Entry): BufferRecord {
+    const buf = e.ev.page.buf;
+    const { start, len } = eventData(buf, e.ev.off);
+    return new BufferRecord(e.cpu, e.ev.ts, buf.subarray(start, start + len));
   }
 
   // ------------------------------------------------------------------ header
@@ -226,21 +245,21 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
 
   /** The context columns of a record in the current layout. */
   context(rec: TraceRecord): string {
-    return this.contextOf(rec, this.idx, Number(rec.ts));
+    const ts = rec instanceof BufferRecord ? rec.tsNum : Number(rec.ts);
+    return this.contextOf(rec, ts, this.idx, ts);
   }
 
-  private contextOf(rec: TraceRecord, idx: number, nextTs: number): string {
+  private contextOf(rec: TraceRecord, ts: number, idx: number, nextTs: number): string {
     const tr = this.tr;
     const d = rec.data;
     const pid = d.readInt32LE(4);
-    const c = {
-      comm: tr.tracing.cmdlines.find(pid),
-      pid,
-      cpu: rec.cpu,
-      flags: d[2],
-      preemptCount: d[3],
-      ts: Number(rec.ts),
-    };
+    const c = this.fields;
+    c.comm = tr.tracing.cmdlines.find(pid);
+    c.pid = pid;
+    c.cpu = rec.cpu;
+    c.flags = d[2];
+    c.preemptCount = d[3];
+    c.ts = ts;
     if (this.latencyFormat) {
       return printLatContext(c, {
         profile: tr.profile,
@@ -251,12 +270,8 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
         idx,
       });
     }
-    return printContext(c, {
-      profile: tr.profile,
-      tgid: tr.options.has('record-tgid') ? tr.tracing.cmdlines.findTgid(pid) : undefined,
-      irqInfo: tr.options.has('irq-info'),
-      inNs: this.timeInNs,
-    });
+    const tgid = tr.options.has('record-tgid') ? tr.tracing.cmdlines.findTgid(pid) : undefined;
+    return this.contextPrinter.print(c, tgid, tr.options.has('irq-info'), this.timeInNs);
   }
 
   /** print_trace_line(): one record (and the lost-events note before it). */
@@ -277,20 +292,13 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     const opt = tr.options;
     if (ev?.msgOnly && opt.has('trace_printk') && opt.has('printk-msg-only')) return s + ev.msgOnly(rec);
     const ctxInfo = opt.has('context-info');
-    const pidCpuTs = (): Buffer => {
-      const b = Buffer.alloc(16);
-      b.writeInt32LE(d.readInt32LE(4), 0);
-      b.writeInt32LE(e.cpu, 4);
-      b.writeBigUInt64LE(rec.ts, 8);
-      return b;
-    };
     if (opt.has('bin')) {
-      if (ctxInfo) s += pidCpuTs().toString('latin1');
+      if (ctxInfo) s += pidCpuTs(rec).toString('latin1');
       return s + (ev ? `type: ${type}\n` : '');
     }
     if (opt.has('hex')) {
       if (ctxInfo) {
-        const b = pidCpuTs();
+        const b = pidCpuTs(rec);
         s += hexField(b.subarray(0, 4)) + hexField(b.subarray(4, 8)) + hexField(b.subarray(8, 16));
       }
       if (ev) s += `type: ${type}\n`;
@@ -307,8 +315,8 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
       if (this.idx > 1) s += `##### CPU ${e.cpu} buffer started ####\n`;
     }
     if (ctxInfo) {
-      const nextTs = this.latencyFormat ? this.peekNextTs(Number(rec.ts)) : 0;
-      s += this.contextOf(rec, this.idx, nextTs);
+      const nextTs = this.latencyFormat ? this.peekNextTs(rec.tsNum) : 0;
+      s += this.contextOf(rec, rec.tsNum, this.idx, nextTs);
     }
     if (!ev) return s + `Unknown type ${type}\n`;
     if (opt.has('fields')) {
@@ -327,5 +335,14 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
 
 /** Event printers return their text with or without the final newline; the line gets exactly one. */
 function withNewline(s: string): string {
-  return s.endsWith('\n') ? s : s + '\n';
+  return s.charCodeAt(s.length - 1) === 10 ? s : s + '\n';
+}
+
+/** The pid, CPU and timestamp of the bin and hex layouts. */
+function pidCpuTs(rec: BufferRecord): Buffer {
+  const b = Buffer.alloc(16);
+  b.writeInt32LE(rec.data.readInt32LE(4), 0);
+  b.writeInt32LE(rec.cpu, 4);
+  b.writeBigUInt64LE(rec.ts, 8);
+  return b;
 }
