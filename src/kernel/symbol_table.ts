@@ -7,6 +7,9 @@
 import type { KernelFunction, KernelSymbol, SymbolLookup, SymbolTable } from './symbols.js';
 import { addrDiff, addrOf, cmpAddr, type ModuleInfo, type SymbolColumns } from './symbol_data.js';
 
+/** Addresses lookup() remembers before it starts over (a trace prints the same functions again and again). */
+const LOOKUP_MEMO_MAX = 1 << 16;
+
 const isTextType = (c: number): boolean => c === 0x74 /* t */ || c === 0x54 /* T */ || c === 0x77 /* w */ || c === 0x57; /* W */
 
 export class KallsymsTable implements SymbolTable {
@@ -24,6 +27,8 @@ export class KallsymsTable implements SymbolTable {
   private nameIndex?: Map<string, number | number[]>;
   /** Per module: its symbol indexes sorted by address. */
   private modSorted?: Uint32Array[];
+  /** lookup()'s answers by address (null: no symbol there); the table never changes. */
+  private readonly lookups = new Map<bigint, SymbolLookup | null>();
 
   constructor(cols: SymbolColumns) {
     this.cols = cols;
@@ -129,7 +134,13 @@ export class KallsymsTable implements SymbolTable {
 
   /** What kallsyms_lookup_name answers: the first symbol of that name, vmlinux before modules. */
   lookupName(name: string, module?: string): KernelSymbol | undefined {
-    const i = this.symIndexes(name, module)[0];
+    let i: number | undefined;
+    if (module === undefined) {
+      const hit = this.index().get(name);
+      i = typeof hit === 'number' ? hit : hit?.[0];
+    } else {
+      i = this.symIndexes(name, module)[0];
+    }
     return i === undefined ? undefined : this.symbolAt(i);
   }
 
@@ -139,9 +150,14 @@ export class KallsymsTable implements SymbolTable {
   }
 
   lookup(addr: bigint): SymbolLookup | undefined {
-    const i = this.lookupIndex(addr);
-    if (i === undefined) return undefined;
-    return { sym: this.symbolAt(i), offset: Number(addr - addrOf(this.cols, i)) };
+    let hit = this.lookups.get(addr);
+    if (hit === undefined) {
+      const i = this.lookupIndex(addr);
+      hit = i === undefined ? null : { sym: this.symbolAt(i), offset: Number(addr - addrOf(this.cols, i)) };
+      if (this.lookups.size >= LOOKUP_MEMO_MAX) this.lookups.clear();
+      this.lookups.set(addr, hit);
+    }
+    return hit ?? undefined;
   }
 
   /** Index of the symbol containing `addr` (the first of aliases), as kallsyms_lookup picks it. */

@@ -27,8 +27,8 @@ export interface KernelFunction extends KernelSymbol {
 }
 
 export interface SymbolLookup {
-  sym: KernelSymbol;
-  offset: number;
+  readonly sym: KernelSymbol;
+  readonly offset: number;
 }
 
 export interface SymbolTable {

@@ -112,9 +112,10 @@ export class TraceProbeEvent implements TraceEventType {
       : [ul('__probe_ip', TRACE_ENTRY_SIZE)];
   }
 
-  /** Offset where argument data starts in a record. */
+  /** Offset where argument data starts in a record: after the head fields' 8 bytes each. */
   argsOffset(): number {
-    return TRACE_ENTRY_SIZE + this.headFields().length * 8;
+    const p = this.primary;
+    return TRACE_ENTRY_SIZE + (p.type === 'eprobe' ? 0 : p.tp.isReturn ? 16 : 8);
   }
 
   /** Event-specific fields as the `format` file lists them (traceprobe_define_arg_fields). */
@@ -170,9 +171,10 @@ export class TraceProbeEvent implements TraceEventType {
   output(rec: TraceRecord, ctx: OutputContext): string {
     const p = this.primary;
     if (!p) return `${this.name}: (unknown)`;
+    const head = `${this.name}: ${p.printHead(rec.data, ctx)}`;
+    if (!p.tp.args.length) return head;
     const kernel = this.reg.live().kernel;
-    const args = printProbeArgs(p.tp.args, rec.data, this.argsOffset(), (a) => sprintSymbol(kernel, a));
-    return `${this.name}: ${p.printHead(rec.data, ctx)}${args}`;
+    return head + printProbeArgs(p.tp.args, rec.data, this.argsOffset(), (a) => sprintSymbol(kernel, a));
   }
 
   /** The event goes on in its first trace array (enable_trace_*probe()): every probe, undone if one refuses. */
@@ -365,19 +367,29 @@ export function logRegisterError(log: ProbeLog, ret: KRet): void {
 
 /** print_*_event()'s head of a function probe: `(ip)`, or `(func <- ret_ip)` for a return probe. */
 export function probeIpHead(kernel: Kernel, isReturn: boolean, data: Buffer, ctx: OutputContext): string {
-  const u64 = (off: number): bigint => (off + 8 <= data.length ? data.readBigUInt64LE(off) : 0n);
+  const symAddr = ctx.option('sym-addr');
   return isReturn
-    ? `(${probeIpSym(kernel, u64(TRACE_ENTRY_SIZE + 8), true, ctx)} <- ${probeIpSym(kernel, u64(TRACE_ENTRY_SIZE), false, ctx)})`
-    : `(${probeIpSym(kernel, u64(TRACE_ENTRY_SIZE), true, ctx)})`;
+    ? `(${probeIpSym(kernel, u64At(data, TRACE_ENTRY_SIZE + 8), true, symAddr)} <- ${probeIpSym(kernel, u64At(data, TRACE_ENTRY_SIZE), false, symAddr)})`
+    : `(${probeIpSym(kernel, u64At(data, TRACE_ENTRY_SIZE), true, symAddr)})`;
+}
+
+/** A head field of a record, 0 when the record is too short to hold it. */
+function u64At(data: Buffer, off: number): bigint {
+  return off + 8 <= data.length ? data.readBigUInt64LE(off) : 0n;
 }
 
 /** The kretprobe trampoline a return address shows when a kretprobe hooked the return (is_kretprobe_trampoline()). */
 const KRETPROBE_TRAMPOLINES = ['arch_rethook_trampoline', '__kretprobe_trampoline'];
 
+function isKretprobeTrampoline(kernel: Kernel, ip: bigint): boolean {
+  for (const name of KRETPROBE_TRAMPOLINES) if (kernel.symbols.lookupName(name)?.addr === ip) return true;
+  return false;
+}
+
 /** seq_print_ip_sym() with kretprobed(): a kretprobe trampoline prints as `[unknown/kretprobe'd]`. */
-function probeIpSym(kernel: Kernel, ip: bigint, offset: boolean, ctx: OutputContext): string {
-  const symAddr = ctx.option('sym-addr');
-  if (ip !== 0n && KRETPROBE_TRAMPOLINES.some((n) => kernel.symbols.lookupName(n)?.addr === ip)) {
+function probeIpSym(kernel: Kernel, ip: bigint, offset: boolean, symAddr: boolean): string {
+  // A trampoline's address starts its symbol: most ips are ruled out by the (remembered) lookup alone.
+  if (ip !== 0n && kernel.symbols.lookup(ip)?.offset === 0 && isKretprobeTrampoline(kernel, ip)) {
     return `[unknown/kretprobe'd]${symAddr ? ` <${ip.toString(16).padStart(16, '0')}>` : ''}`;
   }
   return printIpSym(kernel, ip, { symOffset: offset, symAddr });
