@@ -3,6 +3,7 @@
  * with the sym-offset and sym-addr options), through the kernel's symbols.
  */
 import type { Kernel } from '../kernel/kernel.js';
+import type { SymbolLookup } from '../kernel/symbols.js';
 
 /** Address of a function by name (first match), undefined when unknown. */
 export function symbolAddress(kernel: Kernel, name: string): bigint | undefined {
@@ -26,17 +27,21 @@ interface SymFlags {
  */
 export function printIpSym(kernel: Kernel, ip: bigint, flags: SymFlags): string {
   if (ip === 0n) return '0';
-  const hit = kernel.symbols.lookup(ip);
+  return printSymbolHit(kernel.symbols.lookup(ip), ip, flags.symOffset, flags.symAddr);
+}
+
+/** printIpSym() of a non-null address already looked up. */
+export function printSymbolHit(hit: SymbolLookup | undefined, ip: bigint, symOffset: boolean, symAddr: boolean): string {
   let s: string;
   if (hit) {
     s = hit.sym.name;
-    if (flags.symOffset) {
+    if (symOffset) {
       s += `+0x${hit.offset.toString(16)}/0x${hit.sym.size.toString(16)}`;
       if (hit.sym.module) s += ` [${hit.sym.module}]`;
     }
   } else {
     s = `0x${ip.toString(16).padStart(8, '0')}`;
   }
-  if (flags.symAddr) s += ` <${ip.toString(16).padStart(16, '0')}>`;
+  if (symAddr) s += ` <${ip.toString(16).padStart(16, '0')}>`;
   return s;
 }

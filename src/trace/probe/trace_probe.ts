@@ -11,7 +11,7 @@ import { sprintSymbol } from '../dynevent/probe_memory.js';
 import type { DynEvent, DynEventRegistry, ProbeType } from '../dynevent/trace_dynevent.js';
 import { TRACE_ENTRY_SIZE, type EventField, type OutputContext, type TraceEventType, type TraceRecord } from '../event_type.js';
 import type { EventFile } from '../events/event_file.js';
-import { printIpSym } from '../ksym.js';
+import { printSymbolHit } from '../ksym.js';
 import { kstrtouint } from './kstr.js';
 import { MAX_EVENT_NAME_LEN, type KRet, type ProbeArg, type ProbeArgs } from './parse_context.js';
 import type { EventView } from './probe_env.js';
@@ -388,9 +388,11 @@ function isKretprobeTrampoline(kernel: Kernel, ip: bigint): boolean {
 
 /** seq_print_ip_sym() with kretprobed(): a kretprobe trampoline prints as `[unknown/kretprobe'd]`. */
 function probeIpSym(kernel: Kernel, ip: bigint, offset: boolean, symAddr: boolean): string {
-  // A trampoline's address starts its symbol: most ips are ruled out by the (remembered) lookup alone.
-  if (ip !== 0n && kernel.symbols.lookup(ip)?.offset === 0 && isKretprobeTrampoline(kernel, ip)) {
+  if (ip === 0n) return '0';
+  const hit = kernel.symbols.lookup(ip);
+  // A trampoline's address starts its symbol: most ips are ruled out by the lookup alone.
+  if (hit?.offset === 0 && isKretprobeTrampoline(kernel, ip)) {
     return `[unknown/kretprobe'd]${symAddr ? ` <${ip.toString(16).padStart(16, '0')}>` : ''}`;
   }
-  return printIpSym(kernel, ip, { symOffset: offset, symAddr });
+  return printSymbolHit(hit, ip, offset, symAddr);
 }
