@@ -15,6 +15,8 @@ export interface EventPrinters {
   fieldsOutput?(rec: TraceRecord, ctx: OutputContext): string;
   /** `printk-msg-only` (print-like events): the message alone. */
   msgOnly?(rec: TraceRecord): string;
+  /** output() never ends in a newline: the line's is added without looking (a look flattens the string). */
+  readonly outputNoNewline?: boolean;
 }
 
 export type PrintableEventType = TraceEventType & EventPrinters & {

@@ -323,7 +323,8 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
       if (ev.fieldsOutput) return s + withNewline(ev.fieldsOutput(rec, this));
       if (ev.internal) return s + `UNKNOWN TYPE ${type}\n`;
     }
-    return s + withNewline(ev.output(rec, this));
+    const out = ev.output(rec, this);
+    return ev.outputNoNewline ? s + out + '\n' : s + withNewline(out);
   }
 
   /** The timestamp of the record after the current one (latency format's delay mark). */

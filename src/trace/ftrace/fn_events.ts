@@ -75,6 +75,7 @@ export function registerFnEvents(tracing: Tracing, retval: boolean): FnEventType
       : [field('unsigned long', 'ip', 8, 8), field('unsigned long', 'parent_ip', 16, 8)],
     printFmt: '" %ps <-- %ps", (void *)REC->ip, (void *)REC->parent_ip',
     output: (rec, ctx) => printFn(kernel, rec, ctx),
+    outputNoNewline: true,
     raw: (rec) => `${hex(rec.data.readBigUInt64LE(8))} ${hex(rec.data.readBigUInt64LE(16))}`,
   };
 

@@ -90,6 +90,8 @@ export class TraceProbeEvent implements TraceEventType {
   enabled = false;
   /** Set by the events layer: open references (trace_event_dyn_busy), eprobes attached. */
   refs = 0;
+  /** Values print quoted, braced or as symbols: a line never ends inside output(). */
+  readonly outputNoNewline = true;
 
   constructor(
     private readonly reg: DynEventRegistry,
