@@ -25,6 +25,7 @@ import { bumpPreempt } from './probe_context.js';
 import { probeMemory } from './probe_memory.js';
 import type { DynEventRegistry, DynEventRuntime } from './trace_dynevent.js';
 import { tracepointParams } from './tracepoint_args.js';
+import { writeU64LE } from '../../kernel/u64_le.js';
 
 interface FprobeLocation {
   /** Function (glob) or tracepoint name. */
@@ -253,7 +254,7 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
     rt.events.emit(ev, ctx, () =>
       buildProbeRecord(this.tp, TRACE_ENTRY_SIZE + 8, src, (b) => {
         writeCommonHeader(b, ev.id, ctx);
-        b.writeBigUInt64LE(BigInt.asUintN(64, ip), TRACE_ENTRY_SIZE);
+        writeU64LE(b, TRACE_ENTRY_SIZE, BigInt.asUintN(64, ip));
       }),
     );
     return 0;
@@ -268,8 +269,8 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
     rt.events.emit(ev, ctx, () =>
       buildProbeRecord(this.tp, TRACE_ENTRY_SIZE + 16, src, (b) => {
         writeCommonHeader(b, ev.id, ctx);
-        b.writeBigUInt64LE(BigInt.asUintN(64, ip), TRACE_ENTRY_SIZE);
-        b.writeBigUInt64LE(BigInt.asUintN(64, retIp), TRACE_ENTRY_SIZE + 8);
+        writeU64LE(b, TRACE_ENTRY_SIZE, BigInt.asUintN(64, ip));
+        writeU64LE(b, TRACE_ENTRY_SIZE + 8, BigInt.asUintN(64, retIp));
       }),
     );
   }

@@ -22,6 +22,7 @@ import { updateSymbolArgs } from '../probe/update_arg.js';
 import { genCtxDec } from './probe_context.js';
 import { probeMemory } from './probe_memory.js';
 import type { DynEventRegistry, DynEventRuntime } from './trace_dynevent.js';
+import { writeU64LE } from '../../kernel/u64_le.js';
 
 interface KprobeLocation {
   /** `[mod:]symbol` as written, undefined for an address probe. */
@@ -215,7 +216,7 @@ export class TraceKprobe extends ProbeDynEvent implements AppendableProbe {
     rt.events.emit(ev, ctx, () =>
       buildProbeRecord(this.tp, TRACE_ENTRY_SIZE + 8, { regs, comm: task.comm, mem: probeMemory(rt.kernel, task) }, (b) => {
         writeCommonHeader(b, ev.id, ctx);
-        b.writeBigUInt64LE(p.addr, TRACE_ENTRY_SIZE);
+        writeU64LE(b, TRACE_ENTRY_SIZE, p.addr);
       }),
     );
     return false;
@@ -237,8 +238,8 @@ export class TraceKprobe extends ProbeDynEvent implements AppendableProbe {
     rt.events.emit(ev, ctx, () =>
       buildProbeRecord(this.tp, TRACE_ENTRY_SIZE + 16, { regs, edata: ri.data, comm: task.comm, mem: probeMemory(rt.kernel, task) }, (b) => {
         writeCommonHeader(b, ev.id, ctx);
-        b.writeBigUInt64LE(ri.funcAddr, TRACE_ENTRY_SIZE);
-        b.writeBigUInt64LE(ri.retAddr, TRACE_ENTRY_SIZE + 8);
+        writeU64LE(b, TRACE_ENTRY_SIZE, ri.funcAddr);
+        writeU64LE(b, TRACE_ENTRY_SIZE + 8, ri.retAddr);
       }),
     );
   }

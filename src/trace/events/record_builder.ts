@@ -8,6 +8,7 @@ import type { ExecContext } from '../../kernel/context.js';
 import type { EventField } from '../event_type.js';
 import { writeCommonHeader } from '../event_type.js';
 import { fieldLayout, type FieldLayout } from './field_layout.js';
+import { writeU64LE } from '../../kernel/u64_le.js';
 
 /** Where `const char *` arguments given as strings get an address (the kernel's rodata). */
 export interface KernelStrings {
@@ -44,7 +45,7 @@ function writeInt(buf: Buffer, off: number, size: number, v: bigint): void {
       buf.writeUInt32LE(Number(BigInt.asUintN(32, v)), off);
       break;
     case 8:
-      buf.writeBigUInt64LE(BigInt.asUintN(64, v), off);
+      writeU64LE(buf, off, BigInt.asUintN(64, v));
       break;
   }
 }

@@ -18,6 +18,7 @@ import type { TracerPrintContext } from '../tracer.js';
 import { FTRACE_REGS_MAX_ARGS, TRACE_FN, TRACE_GRAPH_ENT, TRACE_GRAPH_RET, argsOf } from './fn_events.js';
 import { printFunctionArgs } from './function_args.js';
 import { TRACE_STACK } from './kernel_stack.js';
+import { readU64LE } from '../../kernel/u64_le.js';
 
 const TRACE_GRAPH_INDENT = 2;
 const FTRACE_RETFUNC_DEPTH = 50;
@@ -180,17 +181,17 @@ function readRet(tr: TraceArray, d: Buffer): GraphRet {
   const retval = tr.tracing.kernel.features.has('graph-retval');
   const base = retval ? 24 : 16;
   return {
-    func: d.readBigUInt64LE(8),
-    retval: retval ? d.readBigUInt64LE(16) : undefined,
+    func: readU64LE(d, 8),
+    retval: retval ? readU64LE(d, 16) : undefined,
     depth: intDepth ? d.readInt32LE(base) : d.readUInt32LE(base),
     overrun: d.readUInt32LE(base + 4),
-    calltime: d.readBigUInt64LE(base + 8),
-    rettime: d.readBigUInt64LE(base + 16),
+    calltime: readU64LE(d, base + 8),
+    rettime: readU64LE(d, base + 16),
   };
 }
 
 function readEntDepth(tr: TraceArray, d: Buffer): number {
-  return tr.profile.graphDepth === 'int' ? d.readInt32LE(16) : Number(BigInt.asIntN(64, d.readBigUInt64LE(16)));
+  return tr.profile.graphDepth === 'int' ? d.readInt32LE(16) : Number(BigInt.asIntN(64, readU64LE(d, 16)));
 }
 
 /** print_graph_retval(): `func(); /* ret=... *\/` or `} /* func ret=... *\/` (the label is the profile's). */
@@ -219,7 +220,7 @@ function retvalText(kernel: Kernel, flags: Flags, entryText: string | undefined,
 function entryLeaf(ctx: TracerPrintContext, st: GraphIterState, flags: Flags, rec: TraceRecord, ret: GraphRet): string {
   const tr = ctx.tr;
   const kernel = tr.tracing.kernel;
-  const func = rec.data.readBigUInt64LE(8);
+  const func = readU64LE(rec.data, 8);
   const depth = readEntDepth(tr, rec.data);
   const duration = Number(ret.rettime - ret.calltime);
   const d = st.cpu[rec.cpu];
@@ -238,7 +239,7 @@ function entryLeaf(ctx: TracerPrintContext, st: GraphIterState, flags: Flags, re
 function entryNested(ctx: TracerPrintContext, st: GraphIterState, flags: Flags, rec: TraceRecord): string {
   const tr = ctx.tr;
   const kernel = tr.tracing.kernel;
-  const func = rec.data.readBigUInt64LE(8);
+  const func = readU64LE(rec.data, 8);
   const depth = readEntDepth(tr, rec.data);
   const d = st.cpu[rec.cpu];
   d.depth = depth;
@@ -256,7 +257,7 @@ function returnForLeaf(ctx: TracerPrintContext & GraphLookahead, rec: TraceRecor
   const next = ctx.peekSameCpu();
   if (!next || next.data.readUInt16LE(0) !== TRACE_GRAPH_RET) return null;
   if (next.data.readInt32LE(4) !== rec.data.readInt32LE(4)) return null;
-  if (next.data.readBigUInt64LE(8) !== rec.data.readBigUInt64LE(8)) return null;
+  if (readU64LE(next.data, 8) !== readU64LE(rec.data, 8)) return null;
   const ret = readRet(ctx.tr, next.data);
   ctx.skipSameCpu?.();
   return ret;
@@ -264,7 +265,7 @@ function returnForLeaf(ctx: TracerPrintContext & GraphLookahead, rec: TraceRecor
 
 function printEntry(ctx: TracerPrintContext & GraphLookahead, st: GraphIterState, flags: Flags, rec: TraceRecord): string {
   const kernel = ctx.tr.tracing.kernel;
-  const func = rec.data.readBigUInt64LE(8);
+  const func = readU64LE(rec.data, 8);
   const depth = readEntDepth(ctx.tr, rec.data);
   // check_irq_entry(): without funcgraph-irqs, interrupt code is left out.
   if (!flags.has('funcgraph-irqs')) {

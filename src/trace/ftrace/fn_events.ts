@@ -10,6 +10,7 @@ import type { PrintableEventType } from '../ftrace_entries.js';
 import { printIpSym } from '../ksym.js';
 import type { Tracing } from '../tracing.js';
 import { printFunctionArgs } from './function_args.js';
+import { readU64LE } from '../../kernel/u64_le.js';
 
 export const TRACE_FN = 1;
 export const TRACE_GRAPH_RET = 10;
@@ -44,8 +45,8 @@ interface FnEventTypes {
 /** The function-name part of a function record, as trace_fn_trace() prints it. */
 export function printFn(kernel: Kernel, rec: TraceRecord, ctx: OutputContext): string {
   const d = rec.data;
-  const ip = d.readBigUInt64LE(8);
-  const parent = d.readBigUInt64LE(16);
+  const ip = readU64LE(d, 8);
+  const parent = readU64LE(d, 16);
   const flags = { symOffset: ctx.option('sym-offset'), symAddr: ctx.option('sym-addr') };
   let s = printIpSym(kernel, ip, flags);
   if (d.length >= 24 + FTRACE_REGS_MAX_ARGS * 8) s += printFunctionArgs(kernel, argsOf(d, 24), ip);
@@ -55,7 +56,7 @@ export function printFn(kernel: Kernel, rec: TraceRecord, ctx: OutputContext): s
 
 export function argsOf(d: Buffer, off: number): bigint[] {
   const out: bigint[] = [];
-  for (let i = 0; i < FTRACE_REGS_MAX_ARGS; i++) out.push(d.readBigUInt64LE(off + i * 8));
+  for (let i = 0; i < FTRACE_REGS_MAX_ARGS; i++) out.push(readU64LE(d, off + i * 8));
   return out;
 }
 
@@ -76,7 +77,7 @@ export function registerFnEvents(tracing: Tracing, retval: boolean): FnEventType
     printFmt: '" %ps <-- %ps", (void *)REC->ip, (void *)REC->parent_ip',
     output: (rec, ctx) => printFn(kernel, rec, ctx),
     outputNoNewline: true,
-    raw: (rec) => `${hex(rec.data.readBigUInt64LE(8))} ${hex(rec.data.readBigUInt64LE(16))}`,
+    raw: (rec) => `${hex(readU64LE(rec.data, 8))} ${hex(readU64LE(rec.data, 16))}`,
   };
 
   const graphEntSize = unsignedDepth ? 24 : 20;
@@ -91,8 +92,8 @@ export function registerFnEvents(tracing: Tracing, retval: boolean): FnEventType
     printFmt: unsignedDepth ? '"--> %ps (%lu)", (void *)REC->func, REC->depth' : '"--> %ps (%d)", (void *)REC->func, REC->depth',
     output(rec) {
       const d = rec.data;
-      const depth = unsignedDepth ? d.readBigUInt64LE(16).toString() : String(d.readInt32LE(16));
-      return `--> ${printIpSym(kernel, d.readBigUInt64LE(8), { symOffset: false, symAddr: false })} (${depth})`;
+      const depth = unsignedDepth ? readU64LE(d, 16).toString() : String(d.readInt32LE(16));
+      return `--> ${printIpSym(kernel, readU64LE(d, 8), { symOffset: false, symAddr: false })} (${depth})`;
     },
   };
 
@@ -122,9 +123,9 @@ export function registerFnEvents(tracing: Tracing, retval: boolean): FnEventType
       const d = rec.data;
       const depth = unsignedDepth ? d.readUInt32LE(layout.depth) : d.readInt32LE(layout.depth);
       let s =
-        `<-- ${printIpSym(kernel, d.readBigUInt64LE(8), { symOffset: false, symAddr: false })} (${depth}) ` +
-        `(start: ${hex(d.readBigUInt64LE(layout.calltime))}  end: ${hex(d.readBigUInt64LE(layout.rettime))}) over: ${depth}`;
-      if (layout.retval !== undefined) s += ` retval: ${hex(d.readBigUInt64LE(layout.retval))}`;
+        `<-- ${printIpSym(kernel, readU64LE(d, 8), { symOffset: false, symAddr: false })} (${depth}) ` +
+        `(start: ${hex(readU64LE(d, layout.calltime))}  end: ${hex(readU64LE(d, layout.rettime))}) over: ${depth}`;
+      if (layout.retval !== undefined) s += ` retval: ${hex(readU64LE(d, layout.retval))}`;
       return s;
     },
   };

@@ -11,6 +11,7 @@ import type { TraceArray } from '../trace_array.js';
 import type { Tracing } from '../tracing.js';
 import { printFn } from './fn_events.js';
 import { writeRecord } from './record.js';
+import { readU64LE, writeU64LE } from '../../kernel/u64_le.js';
 
 interface LastCall {
   ip: bigint;
@@ -49,7 +50,7 @@ export function registerFuncRepeats(tracing: Tracing): PrintableEventType {
     },
     raw(rec) {
       const d = rec.data;
-      return `${d.readBigUInt64LE(8).toString(16)} ${d.readBigUInt64LE(16).toString(16)} ${d.readUInt16LE(24)}`;
+      return `${readU64LE(d, 8).toString(16)} ${readU64LE(d, 16).toString(16)} ${d.readUInt16LE(24)}`;
     },
   };
   if (!tracing.eventTypes.byId(id)) tracing.eventTypes.register(t);
@@ -82,8 +83,8 @@ export class FuncRepeats {
       const delta = BigInt(Math.max(0, this.tr.clock.now() - l.tsLastCall));
       const id = this.tr.profile.ftraceEntryIds.funcRepeats;
       writeRecord(this.tr, ctx, id, 32, (buf, off) => {
-        buf.writeBigUInt64LE(l.ip, off + 8);
-        buf.writeBigUInt64LE(l.parentIp, off + 16);
+        writeU64LE(buf, off + 8, l.ip);
+        writeU64LE(buf, off + 16, l.parentIp);
         buf.writeUInt16LE(l.count, off + 24);
         buf.writeUInt16LE(Number((delta >> 32n) & 0xffffn), off + 26);
         buf.writeUInt32LE(Number(delta & 0xffffffffn), off + 28);

@@ -19,6 +19,7 @@ import type { Tracing } from '../tracing.js';
 import { FTRACE_REGS_MAX_ARGS, TRACE_GRAPH_ENT, TRACE_GRAPH_RET, type GraphRetLayout } from './fn_events.js';
 import { printGraphHeader, printGraphLine } from './fgraph_output.js';
 import { writeRecord } from './record.js';
+import { writeU64LE } from '../../kernel/u64_le.js';
 
 /** Task-variable bits of the graph tracer (TRACE_GRAPH_FL, the depth it was set at, TRACE_GRAPH_NOTRACE). */
 const TRACE_GRAPH_FL = 1;
@@ -112,17 +113,17 @@ export class GraphCallbacks {
     const at = this.fgraph.reserveData(task, gops.idx, noSleep ? 16 : 8);
     if (at < 0) return false;
     const stack = st.retStack!;
-    stack[at] = BigInt(this.kernel.clock.now());
+    stack[at] = this.kernel.clock.nowNs();
     if (noSleep) stack[at + 1] = BigInt(st.ftraceSleeptime);
     if (this.tr.tracing.tracingThresh) return true;
     const ctx = this.kernel.context(task);
     const len = 24 + (regs ? FTRACE_REGS_MAX_ARGS * 8 : 0);
     const intDepth = this.kernel.profile.graphDepth === 'int';
     writeRecord(this.tr, ctx, TRACE_GRAPH_ENT, intDepth ? 20 : len, (buf, off) => {
-      buf.writeBigUInt64LE(trace.func, off + 8);
+      writeU64LE(buf, off + 8, trace.func);
       if (intDepth) buf.writeInt32LE(trace.depth, off + 16);
-      else buf.writeBigInt64LE(BigInt(trace.depth), off + 16);
-      if (regs && this.kernel.profile.functionArgs) for (let i = 0; i < FTRACE_REGS_MAX_ARGS; i++) buf.writeBigUInt64LE(regs.get(ARG_REGS[i]), off + 24 + 8 * i);
+      else writeU64LE(buf, off + 16, BigInt(trace.depth)); // not negative: checked above
+      if (regs && this.kernel.profile.functionArgs) for (let i = 0; i < FTRACE_REGS_MAX_ARGS; i++) writeU64LE(buf, off + 24 + 8 * i, regs.get(ARG_REGS[i]));
     });
     return true;
   }
@@ -158,13 +159,13 @@ export class GraphCallbacks {
     const l = this.layout;
     const intDepth = this.kernel.profile.graphDepth === 'int';
     writeRecord(this.tr, ctx, TRACE_GRAPH_RET, l.size, (buf, off) => {
-      buf.writeBigUInt64LE(trace.func, off + 8);
-      if (l.retval !== undefined) buf.writeBigUInt64LE(BigInt.asUintN(64, trace.retval), off + l.retval);
+      writeU64LE(buf, off + 8, trace.func);
+      if (l.retval !== undefined) writeU64LE(buf, off + l.retval, BigInt.asUintN(64, trace.retval));
       if (intDepth) buf.writeInt32LE(trace.depth, off + l.depth);
       else buf.writeUInt32LE(trace.depth >>> 0, off + l.depth);
       buf.writeUInt32LE(trace.overrun >>> 0, off + l.overrun);
-      buf.writeBigUInt64LE(BigInt(calltime), off + l.calltime);
-      buf.writeBigUInt64LE(BigInt(rettime), off + l.rettime);
+      writeU64LE(buf, off + l.calltime, BigInt(calltime));
+      writeU64LE(buf, off + l.rettime, BigInt(rettime));
     });
   }
 }

@@ -16,6 +16,7 @@ import { FTRACE_REGS_MAX_ARGS, TRACE_FN } from './fn_events.js';
 import { FuncRepeats } from './func_repeats.js';
 import { recordStack, stackEntries } from './kernel_stack.js';
 import { ctxDec, writeRecord } from './record.js';
+import { writeU64LE } from '../../kernel/u64_le.js';
 
 const OPT_STACK = 'func_stack_trace';
 const OPT_NO_REPEATS = 'func-no-repeats';
@@ -25,9 +26,9 @@ const OPT_ARGS = 'func-args';
 function traceFunction(tr: TraceArray, ip: bigint, parentIp: bigint, ctx: ExecContext, regs?: PtRegs): boolean {
   const len = 24 + (regs ? FTRACE_REGS_MAX_ARGS * 8 : 0);
   return writeRecord(tr, ctx, TRACE_FN, len, (buf, off) => {
-    buf.writeBigUInt64LE(ip, off + 8);
-    buf.writeBigUInt64LE(parentIp, off + 16);
-    if (regs) for (let i = 0; i < FTRACE_REGS_MAX_ARGS; i++) buf.writeBigUInt64LE(regs.get(ARG_REGS[i]), off + 24 + 8 * i);
+    writeU64LE(buf, off + 8, ip);
+    writeU64LE(buf, off + 16, parentIp);
+    if (regs) for (let i = 0; i < FTRACE_REGS_MAX_ARGS; i++) writeU64LE(buf, off + 24 + 8 * i, regs.get(ARG_REGS[i]));
   });
 }
 

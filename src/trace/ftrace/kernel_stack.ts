@@ -12,6 +12,7 @@ import { printIpSym } from '../ksym.js';
 import type { TraceArray } from '../trace_array.js';
 import type { Tracing } from '../tracing.js';
 import { writeRecord } from './record.js';
+import { readU64LE, writeU64LE } from '../../kernel/u64_le.js';
 
 export const TRACE_STACK = 4;
 /** Where an ftrace trampoline stands in a stack (FTRACE_TRAMPOLINE_MARKER). */
@@ -41,7 +42,7 @@ export function registerKernelStack(tracing: Tracing): PrintableEventType {
       const flags = { symOffset: ctx.option('sym-offset'), symAddr: ctx.option('sym-addr') };
       let s = '<stack trace>\n';
       for (let off = 16; off + 8 <= d.length; off += 8) {
-        const p = d.readBigUInt64LE(off);
+        const p = readU64LE(d, off);
         if (p === 0xffffffffffffffffn) break;
         s += p === FTRACE_TRAMPOLINE_MARKER ? ' => [FTRACE TRAMPOLINE]\n' : ` => ${printIpSym(kernel, p, flags)}\n`;
       }
@@ -78,6 +79,6 @@ export function recordStack(tr: TraceArray, ctx: ExecContext, entries = stackEnt
   return writeRecord(tr, ctx, TRACE_STACK, 16 + 8 * n, (buf, off) => {
     buf.writeInt32LE(n, off + 8);
     buf.writeInt32LE(0, off + 12);
-    for (let i = 0; i < n; i++) buf.writeBigUInt64LE(BigInt.asUintN(64, entries[i]), off + 16 + 8 * i);
+    for (let i = 0; i < n; i++) writeU64LE(buf, off + 16 + 8 * i, BigInt.asUintN(64, entries[i]));
   });
 }

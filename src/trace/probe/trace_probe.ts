@@ -17,6 +17,7 @@ import { MAX_EVENT_NAME_LEN, type KRet, type ProbeArg, type ProbeArgs } from './
 import type { EventView } from './probe_env.js';
 import type { ProbeLog } from './probe_log.js';
 import { printProbeArgs } from './probe_print.js';
+import { readU64LE } from '../../kernel/u64_le.js';
 
 /** One parsed probe (struct trace_probe): its name, arguments and their record layout. */
 export class TraceProbe {
@@ -377,7 +378,7 @@ export function probeIpHead(kernel: Kernel, isReturn: boolean, data: Buffer, ctx
 
 /** A head field of a record, 0 when the record is too short to hold it. */
 function u64At(data: Buffer, off: number): bigint {
-  return off + 8 <= data.length ? data.readBigUInt64LE(off) : 0n;
+  return off + 8 <= data.length ? readU64LE(data, off) : 0n;
 }
 
 /** The kretprobe trampoline a return address shows when a kretprobe hooked the return (is_kretprobe_trampoline()). */
