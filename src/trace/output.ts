@@ -161,7 +161,7 @@ export function delayMark(ns: number): string {
   return ' ';
 }
 
-interface ContextFields {
+export interface ContextFields {
   comm: string;
   pid: number;
   cpu: number;
