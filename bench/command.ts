@@ -98,7 +98,7 @@ export const benchCommand: CommandModule<object, BenchArgs> = {
       .option('rounds', { type: 'number', default: 3, describe: 'trigger: runs per variant (the best is kept)' })
       .option('glob', { type: 'string', default: '*', describe: 'trigger: the -all variants\' glob' })
       .option('tracefs-ops', { type: 'number', default: 200, describe: 'tracefs: adds/removes measured per series' })
-      .option('tracefs-events', { type: 'number', default: 15000, describe: 'tracefs: events drained through trace_pipe' })
+      .option('tracefs-events', { type: 'number', default: 100000, describe: 'tracefs: events drained through trace_pipe (a warm-up round, then a measured one)' })
       .option('out', { type: 'string', default: fileURLToPath(new URL('../../bench/results/', import.meta.url)), describe: 'where the JSON goes' }) as unknown as Argv<BenchArgs>,
   handler: async (a) => {
     const want = new Set(a.only.split(',').map((s) => s.trim()));

@@ -7,16 +7,19 @@
 
 const U64_MAX = (1n << 64n) - 1n;
 
-/** The view of the last buffer used: records and pages are read and written in runs. */
+/** The view of the last buffer used (records and pages are read and written in runs), else each buffer's own. */
 let lastBuffer: ArrayBufferLike | undefined;
 let lastView: DataView | undefined;
+const views = new WeakMap<ArrayBufferLike, DataView>();
 
 function viewOf(buf: Uint8Array): DataView {
-  if (buf.buffer !== lastBuffer || !lastView) {
-    lastBuffer = buf.buffer;
-    lastView = new DataView(buf.buffer);
-  }
-  return lastView;
+  const ab = buf.buffer;
+  if (ab === lastBuffer && lastView) return lastView;
+  let v = views.get(ab);
+  if (!v) views.set(ab, (v = new DataView(ab)));
+  lastBuffer = ab;
+  lastView = v;
+  return v;
 }
 
 function checkOffset(buf: Uint8Array, off: number): void {
