@@ -47,13 +47,18 @@ class SlabCache {
   free(addr: bigint): void {
     this.alloc_.release(addr);
   }
+
+  owns(addr: bigint): boolean {
+    return this.alloc_.owns(addr);
+  }
 }
 
 export class KernelMemory {
   readonly space = new AddressSpace();
   private readonly caches = new Map<string, SlabCache>();
+  /** The caches in the order of their regions: an object's region names its cache. */
+  private readonly regions: SlabCache[] = [];
   private readonly strings = new Map<string, bigint>();
-  private readonly owner = new Map<bigint, SlabCache>();
   private nextStack = VMALLOC_START + 0x10000n;
   private readonly freeStacks: bigint[] = [];
 
@@ -61,17 +66,15 @@ export class KernelMemory {
   cache(name: string, size: number): SlabCache {
     let c = this.caches.get(name);
     if (!c) {
-      c = new SlabCache(name, size, this.space, SLAB_BASE + BigInt(this.caches.size) * CACHE_REGION);
+      c = new SlabCache(name, size, this.space, SLAB_BASE + BigInt(this.regions.length) * CACHE_REGION);
       this.caches.set(name, c);
+      this.regions.push(c);
     }
     return c;
   }
 
   cacheAlloc(name: string, size: number): bigint {
-    const c = this.cache(name, size);
-    const a = c.alloc();
-    this.owner.set(a, c);
-    return a;
+    return this.cache(name, size).alloc();
   }
 
   /** kmalloc(n): an object of the size class holding n bytes. */
@@ -81,15 +84,14 @@ export class KernelMemory {
 
   /** kfree / kmem_cache_free: the object goes back to its cache. */
   free(addr: bigint): void {
-    const c = this.owner.get(addr);
-    if (!c) return;
-    this.owner.delete(addr);
-    c.free(addr);
+    this.cacheOf(addr)?.free(addr);
   }
 
-  /** The cache an object came from. */
+  /** The cache a live object came from. */
   cacheOf(addr: bigint): SlabCache | undefined {
-    return this.owner.get(addr);
+    if (addr < SLAB_BASE) return undefined;
+    const c = this.regions[Number((addr - SLAB_BASE) / CACHE_REGION)];
+    return c?.owns(addr) ? c : undefined;
   }
 
   /** A string the kernel holds for good (event and file names): one copy per distinct string. */

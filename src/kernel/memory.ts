@@ -85,6 +85,19 @@ export class AddressSpace {
     }
   }
 
+  /** Zeroes len mapped bytes in place. */
+  zero(addr: bigint, len: number): void {
+    let done = 0;
+    while (done < len) {
+      const a = addr + BigInt(done);
+      const page = this.page(Number(a >> PAGE_SHIFT), false);
+      const off = Number(a & PAGE_MASK);
+      const n = Math.min(len - done, PAGE_SIZE - off);
+      page?.u8.fill(0, off, off + n);
+      done += n;
+    }
+  }
+
   readU64(addr: bigint): bigint | undefined {
     const off = Number(addr & PAGE_MASK);
     if (off <= PAGE_SIZE - 8) {
@@ -154,25 +167,29 @@ export class AddressSpace {
   }
 }
 
-/** A bump allocator over a region of an address space (kmalloc-like); freed blocks are reused by size. */
+/**
+ * A bump allocator over a region of an address space (kmalloc-like); freed
+ * blocks are reused by size. Blocks are keyed by their offset in the region
+ * (a double), not their bigint address: hashing a bigint costs more than the
+ * rest of an allocation.
+ */
 export class RegionAllocator {
   private next: bigint;
   private readonly free = new Map<number, bigint[]>();
-  private readonly sizes = new Map<bigint, number>();
+  private readonly sizes = new Map<number, number>();
 
   constructor(
     private readonly mem: AddressSpace,
-    base: bigint,
+    private readonly base: bigint,
     private readonly end: bigint,
   ) {
     this.next = base;
   }
 
   alloc(size: number, align = 8): bigint {
-    const reuse = this.free.get(size);
-    const again = reuse?.pop();
+    const again = this.free.get(size)?.pop();
     if (again !== undefined) {
-      this.sizes.set(again, size);
+      this.sizes.set(Number(again - this.base), size);
       return again;
     }
     const a = BigInt(align);
@@ -180,16 +197,23 @@ export class RegionAllocator {
     if (addr + BigInt(size) > this.end) throw new Error('emulated memory region exhausted');
     this.next = addr + BigInt(Math.max(size, 1));
     this.mem.map(addr, size);
-    this.sizes.set(addr, size);
+    this.sizes.set(Number(addr - this.base), size);
     return addr;
+  }
+
+  /** Whether addr is a block handed out and not released. */
+  owns(addr: bigint): boolean {
+    return addr >= this.base && addr < this.end && this.sizes.has(Number(addr - this.base));
   }
 
   /** Returns a block to the allocator, zeroed (its pages stay mapped: stale pointers read zeros, not faults). */
   release(addr: bigint): void {
-    const size = this.sizes.get(addr);
+    if (addr < this.base || addr >= this.end) return;
+    const key = Number(addr - this.base);
+    const size = this.sizes.get(key);
     if (size === undefined) return;
-    this.sizes.delete(addr);
-    this.mem.write(addr, new Uint8Array(size));
+    this.sizes.delete(key);
+    this.mem.zero(addr, size);
     let l = this.free.get(size);
     if (!l) this.free.set(size, (l = []));
     l.push(addr);
