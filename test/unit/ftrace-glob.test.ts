@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MatchType, ftraceMatch, globMatch, parseFilterRegex } from '../../src/ftrace/glob.js';
+import { MatchType, ftraceMatch, parseFilterRegex } from '../../src/ftrace/glob.js';
+import { globMatch } from '../../src/kernel/glob_match.js';
 
 describe('filter_parse_regex() classification', () => {
   it.each([

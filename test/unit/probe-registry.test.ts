@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { testEmulator } from '../helpers/emulator.js';
 import { DynEventRegistry, runCommands, type DynEvent } from '../../src/trace/dynevent/trace_dynevent.js';
 import { ProbeDynEvent, type TraceProbe } from '../../src/trace/probe/trace_probe.js';
-import { argvSplit, globMatch, isGoodName, kstrtol, kstrtoul, kstrtouint, sanitizeEventName, simpleStrtoul } from '../../src/trace/probe/kstr.js';
+import { globMatch } from '../../src/kernel/glob_match.js';
+import { argvSplit, isGoodName, kstrtol, kstrtoul, kstrtouint, sanitizeEventName, simpleStrtoul } from '../../src/trace/probe/kstr.js';
 import { testProbeEnv } from '../helpers/probe-env.js';
 
 describe('kernel string primitives', () => {

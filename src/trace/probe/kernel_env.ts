@@ -9,7 +9,7 @@ import type { Kernel } from '../../kernel/kernel.js';
 import { hasEndbr } from '../../kernel/insn_model.js';
 import { kprobeSite } from '../../kernel/kprobe_site.js';
 import type { KernelFunction, KernelSymbol } from '../../kernel/symbols.js';
-import { globMatch } from './kstr.js';
+import { globMatch } from '../../kernel/glob_match.js';
 import type { EventView, KallsymsEnv, KfuncView, KsymView, ProbeEnv } from './probe_env.js';
 
 interface ProbeEnvExtras {

@@ -7,7 +7,8 @@
 import { resolveType, type CType } from '../../kernel/ctypes.js';
 import type { ErrnoName } from '../../kernel/errno.js';
 import { queryBtfContext } from './btf_arg.js';
-import { globMatch, isdigit, simpleStrtoul } from './kstr.js';
+import { globMatch } from '../../kernel/glob_match.js';
+import { isdigit, simpleStrtoul } from './kstr.js';
 import {
   isFunctionEntry,
   isFunctionReturn,
