@@ -13,6 +13,10 @@
  *   for f in events/*\/*\/id; do echo "$f $(cat $f)"; done > $KORACLE_OUT/event-ids
  *   busybox ls -laR /sys/kernel/tracing > $KORACLE_OUT/ls-laR.tracing
  *
+ * and, where event directories have a `btf_ids` file (7.3),
+ *
+ *   for f in events/*\/*\/btf_ids; do echo "$f $(cat $f | tr '\n' ' ')"; done > $KORACLE_OUT/event-btf-ids
+ *
  * and the kernel's event list order from `cat available_events` (kept in
  * tools/oracle/available_events-SERIES.txt, captured by
  * tools/oracle/event-semantics.sh): set_event and available_events list
@@ -21,14 +25,14 @@
  * Output layout (compact, deduplicated: many events share an event class):
  *   { series, fieldSets: [[[decl, offset, size, signed], ...], ...],
  *     fmts: [printFmt, ...],
- *     events: [[system, name, id, fieldSetIndex, fmtIndex], ...] }
+ *     events: [[system, name, id, fieldSetIndex, fmtIndex[, [btfObjId, rawBtfId, tpBtfId]]], ...] }
  * `decl` is the text between `field:` and `;` (e.g. `char prev_comm[16]`).
  * Only the event's own fields are stored; the four common fields are the same
  * for every event. The script re-renders every format file from the data and
  * fails unless each is byte-identical to the census, and checks the id files
  * and the events/ directory listing against what eventfs will create.
  */
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -110,6 +114,14 @@ for (const series of seriesList) {
     if (m) ids.set(`${m[1]}/${m[2]}`, Number(m[3]));
   }
   const ls = parseLs(readFileSync(join(dir, 'ls-laR.tracing'), 'latin1'));
+  const btfIds = new Map();
+  if (existsSync(join(dir, 'event-btf-ids'))) {
+    for (const line of readFileSync(join(dir, 'event-btf-ids'), 'latin1').split('\n')) {
+      const m = /^events\/([^/]+)\/([^/]+)\/btf_ids btf_obj_id: (\d+) raw_btf_id: (\d+) tp_btf_id: (\d+) $/.exec(line);
+      if (m) btfIds.set(`${m[1]}/${m[2]}`, [Number(m[3]), Number(m[4]), Number(m[5])]);
+      else if (line) throw new Error(`bad btf_ids line: ${line}`);
+    }
+  }
   const order = new Map(
     readFileSync(join(here, 'oracle', `available_events-${series}.txt`), 'latin1')
       .split('\n')
@@ -142,9 +154,10 @@ for (const series of seriesList) {
     if (e.system === 'ftrace') continue; // internal events: defined by the ftrace layer, not by this catalogue
     if (!order.has(key)) throw new Error(`${key} missing from available_events`);
     if (idFile !== e.id) throw new Error(`id mismatch ${key}: ${idFile} vs ${e.id}`);
-    const want = ['enable', 'filter', 'format', 'hist', 'id', 'trigger'];
+    const btf = btfIds.get(key);
+    const want = [...(btf ? ['btf_ids'] : []), 'enable', 'filter', 'format', 'hist', 'id', 'trigger'];
     if ([...files].sort().join(',') !== want.join(',')) throw new Error(`unexpected files in ${key}: ${[...files]}`);
-    rows.push([e.system, e.name, e.id, fieldSetIdx.get(fkey), fmtIdx.get(e.fmt)]);
+    rows.push([e.system, e.name, e.id, fieldSetIdx.get(fkey), fmtIdx.get(e.fmt), ...(btf ? [btf] : [])]);
   }
   const internal = events
     .filter((e) => e.system === 'ftrace')
