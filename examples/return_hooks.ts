@@ -2,7 +2,7 @@
  * The emulator as a laboratory: an fprobe on names and globs with entry and
  * exit handlers, session mode and entry data, and a kretprobe with a
  * maxactive, on a kernel of either series, driven by reads through the
- * tracefs. Run: node dist/examples/return_hooks.js [7.2|6.12]
+ * tracefs. Run: node dist/examples/return_hooks.js [7.2|7.3|6.12]
  */
 import { fileURLToPath } from 'node:url';
 import {

@@ -435,8 +435,12 @@ export class Kernel implements HookHost {
 
   /** A per-CPU variable's address for `cpu` (its symbol plus a per-CPU offset). */
   private percpu(name: string, cpu: number): bigint {
-    const base = this.symbolAddr(name) ?? 0x3a000n;
-    return 0xffff88803ec00000n + BigInt(cpu) * 0x40000n + (base & 0x3ffffn);
+    return this.perCpuPtr(this.symbolAddr(name) ?? 0x3a000n, cpu);
+  }
+
+  /** per_cpu_ptr(): where the per-CPU pointer `ptr` lives on `cpu` (each CPU's area is a 256 KiB window of the direct map). */
+  perCpuPtr(ptr: bigint, cpu: number): bigint {
+    return 0xffff88803ec00000n + BigInt(cpu) * 0x40000n + (ptr & 0x3ffffn);
   }
 
   private layoutTask(t: Task): void {

@@ -4,10 +4,11 @@
  */
 import { LINUX_6_12 } from './profiles/linux_6_12.js';
 import { LINUX_7_2 } from './profiles/linux_7_2.js';
+import { LINUX_7_3 } from './profiles/linux_7_3.js';
 import type { KernelProfile } from './profiles/profile.js';
 
 /** Every profile, the default first. */
-const PROFILES = [LINUX_7_2, LINUX_6_12] as const;
+const PROFILES = [LINUX_7_2, LINUX_7_3, LINUX_6_12] as const;
 
 export type Series = (typeof PROFILES)[number]['series'];
 

@@ -51,6 +51,15 @@ export interface TraceEventType {
   readonly flags?: number;
   /** The module that defines the event (for set_event's `:mod:`); undefined for vmlinux. */
   readonly module?: string;
+  /** The BTF ids BPF attaches by (the `btf_ids` file, 7.3); undefined where the kernel shows none. */
+  readonly btfIds?: EventBtfIds;
+}
+
+/** What an event's `btf_ids` file shows: the BTF object, the probe function's prototype (0: a shared dispatcher) and the record struct. */
+export interface EventBtfIds {
+  readonly obj: number;
+  readonly raw: number;
+  readonly tp: number;
 }
 
 /** Fills the common header of a record. */

@@ -1,7 +1,7 @@
 /**
  * eventfs: the events/ directory of a trace array — events/{enable,
  * header_page, header_event}, a directory per system (enable, filter) and per
- * event (enable, filter, trigger, format, id, hist), as the kernel lays them
+ * event (enable, filter, trigger, format, id, hist; btf_ids in 7.3), as the kernel lays them
  * out (directories show one link). Event directories are filled on first
  * lookup and then kept, so ownership changes stick; dynamic event types come
  * and go through the array's event-type listener.
@@ -40,6 +40,7 @@ function eventDirFiles(te: TraceEvents, type: TraceEventType): string[] {
   if (!ignore || type.name === 'print') files.push('trigger');
   if (reg) files.push('id');
   files.push('hist');
+  if (type.btfIds) files.push('btf_ids');
   return files.sort();
 }
 
@@ -296,6 +297,11 @@ class EventsDir {
         case 'hist':
           d.add(new File('hist', 0o440, hold(histFileOps(ae.tr.tracing, () => ae.file(type)))));
           break;
+        case 'btf_ids': {
+          const ids = type.btfIds!;
+          d.add(new File('btf_ids', 0o440, hold(oneShot(() => `btf_obj_id: ${ids.obj}\nraw_btf_id: ${ids.raw}\ntp_btf_id: ${ids.tp}\n`))));
+          break;
+        }
       }
     }
   }

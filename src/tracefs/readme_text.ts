@@ -204,20 +204,26 @@ export const README_CHUNKS: readonly ReadmeChunk[] = [
   },
   {
     when: probes,
-    text:
+    text: (p) =>
       '\t     args: <name>=fetcharg[:type]\n' +
       '\t fetcharg: (%<register>|$<efield>), @<address>, @<symbol>[+|-<offset>],\n' +
-      '\t           $stack<index>, $stack, $retval, $comm, $arg<N>,\n',
+      (p.probeCurrent
+        ? '\t           $stack<index>, $stack, $retval, $comm, $arg<N>, $current\n'
+        : '\t           $stack<index>, $stack, $retval, $comm, $arg<N>,\n'),
   },
   {
     when: (f, p) => probes(f, p) && f.has('probe_btf_args'),
-    text:
-      '\t           <argname>[->field[->field|.field...]],\n',
+    text: (p) =>
+      p.probeTypecasts === 'btf'
+        ? '\t           [(structname[,field])]<argname>[->field[->field|.field...]],\n' +
+          '\t           [(structname[,field])](fetcharg)->field[->field|.field...],\n'
+        : '\t           <argname>[->field[->field|.field...]],\n',
   },
   {
     when: probes,
-    text:
+    text: (p) =>
       '\t           +|-[u]<offset>(<fetcharg>), \\imm-value, \\"imm-string"\n' +
+      (p.probePerCpu ? '\t           this_cpu_read(<fetcharg>), this_cpu_ptr(<fetcharg>)\n' : '') +
       '\t     kernel return probes support: $retval, $arg<N>, $comm\n' +
       '\t     type: s8/16/32/64, u8/16/32/64, x8/16/32/64, char, string, symbol,\n' +
       '\t           b<bit-width>@<bit-offset>/<container-size>, ustring,\n' +

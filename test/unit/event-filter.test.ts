@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { echo } from '../helpers/tracefs.js';
-import type { Series } from '../../src/kernel/series.js';
+import { profileOf, SERIES, type Series } from '../../src/kernel/series.js';
 import { testEmulator } from '../helpers/emulator.js';
 
 function emu(series: Series = '7.2') {
@@ -86,10 +86,34 @@ describe('event filter files (7.2 oracle)', () => {
     expect(await r(F)).toBe('none\n');
   });
 
-  it('refuses a trailing operator on 6.12 only', async () => {
-    const { w, r } = emu('6.12');
-    await expect(w(F, 'prev_pid == 1 &&\n')).rejects.toMatchObject({ code: 'EINVAL' });
-    expect(await r(F)).toBe('prev_pid == 1 &&\n                ^\nparse_error: Meaningless filter expression\n\n');
+  it('refuses a trailing operator on 6.12 and 7.3, not on 7.2', async () => {
+    for (const series of SERIES) {
+      const { w, r } = emu(series);
+      const write = w(F, 'prev_pid == 1 &&\n');
+      if (!profileOf(series).filterRejectsTrailingOp) {
+        await write;
+        continue;
+      }
+      await expect(write, series).rejects.toMatchObject({ code: 'EINVAL' });
+      expect(await r(F)).toBe('prev_pid == 1 &&\n                ^\nparse_error: Meaningless filter expression\n\n');
+    }
+  });
+
+  it('7.3: an incomplete expression after any base is refused, the caret at its end (event-filter-incomplete.tc, 7.3 oracle)', async () => {
+    const { w, r, fs } = emu('7.3');
+    const meaningless = (shown: string, caret: number) => `${shown}\n${' '.repeat(caret)}^\nparse_error: Meaningless filter expression\n\n`;
+    const cases: Array<[filter: string, file: string, errno: string]> = [
+      ['common_pid == 1 || common_pid == 2 && !', meaningless('common_pid == 1 || common_pid == 2 && !', 39), 'EINVAL'],
+      ['!(common_pid == 1 || common_pid == 2) || !! ', meaningless('!(common_pid == 1 || common_pid == 2) || !!', 43), 'EINVAL'],
+      ['common_pid == 1 &&   ', meaningless('common_pid == 1 &&', 18), 'EINVAL'],
+      ['common_pid == 1 && (', "common_pid == 1 && (\n                   ^\nparse_error: Too many '('\n\n", 'ENOENT'],
+    ];
+    for (const [filter, file, errno] of cases) {
+      await fs.writeFile('error_log', '\n');
+      await expect(w(F, filter), filter).rejects.toMatchObject({ code: errno });
+      expect(await r(F), filter).toBe(file);
+      expect((await fs.readFile('error_log')).split('\n')[0], filter).toMatch(/^\[\s*\d+\.\d+\] event filter parse error: error: /);
+    }
   });
 });
 

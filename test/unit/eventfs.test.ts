@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fixtureText } from '../helpers/fixtures.js';
 import { testEmulator } from '../helpers/emulator.js';
+import { SERIES } from '../../src/kernel/series.js';
 
 describe('eventfs layout', () => {
   it('has the kernel layout at the top', async () => {
@@ -35,8 +36,27 @@ describe('eventfs layout', () => {
   });
 });
 
+describe('btf_ids (7.3)', () => {
+  it('is in every static event directory, with the ids the real 7.3 kernel showed', async () => {
+    const { fs } = testEmulator({ series: '7.3' });
+    expect(fs.readdir('events/sched/sched_switch').sort()).toEqual(['btf_ids', 'enable', 'filter', 'format', 'hist', 'id', 'trigger']);
+    expect(fs.stat('events/sched/sched_switch/btf_ids').mode).toBe(0o100440);
+    expect(await fs.readFile('events/sched/sched_switch/btf_ids')).toBe('btf_obj_id: 1\nraw_btf_id: 31902\ntp_btf_id: 121056\n');
+    // the syscalls share one dispatcher: no raw id of their own
+    expect(await fs.readFile('events/syscalls/sys_enter_openat/btf_ids')).toBe('btf_obj_id: 1\nraw_btf_id: 0\ntp_btf_id: 121085\n');
+    expect(await fs.readFile('events/raw_syscalls/sys_enter/btf_ids')).toBe('btf_obj_id: 1\nraw_btf_id: 31926\ntp_btf_id: 121085\n');
+    expect(fs.readdir('events/ftrace/print')).not.toContain('btf_ids');
+    await fs.writeFile('dynamic_events', 'p:kp1 vfs_read\n');
+    expect(fs.readdir('events/kprobes/kp1')).not.toContain('btf_ids');
+  });
+
+  it('is not there before 7.3', () => {
+    for (const series of ['7.2', '6.12'] as const) expect(testEmulator({ series }).fs.readdir('events/sched/sched_switch')).not.toContain('btf_ids');
+  });
+});
+
 describe('events/header_page and header_event', () => {
-  for (const series of ['7.2', '6.12'] as const) {
+  for (const series of SERIES) {
     it(`match the real ${series} kernel's`, async () => {
       const { fs } = testEmulator({ series });
       expect(await fs.readFile('events/header_page')).toBe(fixtureText(`kernel-${series}/events/header_page`));

@@ -2,9 +2,11 @@
  * The fetch executor on hand-built registers and memory: what each fetch
  * argument records and how the trace prints it (registers, stack, $argN,
  * $retval, $comm, memory and user memory, @symbols, immediates, strings,
- * symbols, bitfields, arrays, %pd/%pD, BTF paths, entry data, faults).
+ * symbols, bitfields, arrays, %pd/%pD, BTF paths, entry data, faults; 7.3's
+ * typecasts, $current and this_cpu_*()).
  */
 import { describe, expect, it } from 'vitest';
+import { memberPath } from '../../src/kernel/ctype_member.js';
 import { AddressSpace } from '../../src/kernel/memory.js';
 import { PtRegs } from '../../src/kernel/regs.js';
 import { buildProbeRecord, storeEntryData, type FetchSource, type ProbeMemory } from '../../src/trace/probe/fetch_exec.js';
@@ -31,6 +33,8 @@ function world() {
       const hit = a ? env.kallsyms.lookupAddr(a) : undefined;
       return hit ? `${hit.name}+0x${(a - hit.addr).toString(16)}/0x${hit.size.toString(16)}` : `0x${a.toString(16)}`;
     },
+    current: 0n,
+    thisCpuPtr: (p) => p,
   };
   return { kmem, umem, regs, mem };
 }
@@ -169,5 +173,55 @@ describe('fetch executor', () => {
     rec.write('swapper/1\0', f('next_comm').offset, 'latin1');
     const out = hit(tp, { record: rec, comm: 'sh', mem: w.mem });
     expect(out).toMatch(/^ prev=0x72 comm="sh" c2=0x[0-9a-f]+ n="swapper\/1" cm="sh"$/);
+  });
+});
+
+describe('fetch executor: 7.3 typecasts, $current and this_cpu_*()', () => {
+  const env73 = testProbeEnv('7.3').env;
+  const probe73 = (def: string): ProbeDynEvent => {
+    const reg = new DynEventRegistry(env73);
+    const r = reg.write('dynamic_events', def + '\n');
+    expect(r.errno, JSON.stringify(r.log)).toBe(0);
+    return reg.list[0] as ProbeDynEvent;
+  };
+  /** A member's byte offset in a struct, as 7.3's BTF lays it out. */
+  const off = (struct: string, path: string): bigint => BigInt(memberPath(env73.btf!.struct(struct)!, path.split('.'))!.bitOffset / 8);
+
+  it('(struct)ptr->member, nested casts and the container_of field option', () => {
+    const w = world();
+    const file = KOBJ;
+    const dentry = KOBJ + 0x1000n;
+    w.kmem.write(file + off('file', 'f_mode'), Buffer.from([0x1d, 0, 0, 0]));
+    w.kmem.writeU64(file + off('file', 'f_path.dentry'), dentry);
+    w.kmem.writeU64(dentry + off('dentry', 'd_name.name'), KOBJ + 0x2000n);
+    w.kmem.writeCString(KOBJ + 0x2000n, 'myfile');
+    w.regs.set('di', file);
+    // %si points at the f_path member of the same struct file
+    w.regs.set('si', file + off('file', 'f_path'));
+    const tp = probe73(
+      'p:t vfs_read m=(file)%di->f_mode n=(file)%di->f_path.dentry->d_name.name:string d=(dentry)((file)%di->f_path.dentry)->d_name.name:string c=(file,f_path)%si->f_mode',
+    );
+    expect(hit(tp, { regs: w.regs, comm: 'cat', mem: w.mem })).toBe(' m=29 n="myfile" d="myfile" c=29');
+  });
+
+  it('$current is the task_struct; its members through BTF', () => {
+    const w = world();
+    const task = KOBJ + 0x4000n;
+    w.kmem.write(task + off('task_struct', 'pid'), Buffer.from([0x39, 0x05, 0, 0]));
+    w.kmem.writeCString(task + off('task_struct', 'comm'), 'head');
+    const tp = probe73('p:t vfs_read cur=$current pid=$current->pid comm=$current->comm:string');
+    expect(hit(tp, { regs: w.regs, comm: 'head', mem: { ...w.mem, current: task } })).toBe(` cur=0x${task.toString(16)} pid=1337 comm="head"`);
+  });
+
+  it('this_cpu_ptr() moves a per-CPU pointer to the running CPU; this_cpu_read() loads from there', () => {
+    const w = world();
+    const rq = env73.kallsyms.lookupName('runqueues')!.addr;
+    const cpuOffset = 0x40000n;
+    w.kmem.writeU64(rq + cpuOffset, 0x1234n);
+    w.kmem.writeU64(KOBJ + cpuOffset, 0x5678n);
+    w.regs.set('di', KOBJ);
+    const tp = probe73('p:t vfs_read p=this_cpu_ptr(@runqueues) r=this_cpu_read(@runqueues) d=this_cpu_read(%di)');
+    const mem = { ...w.mem, thisCpuPtr: (ptr: bigint) => ptr + cpuOffset };
+    expect(hit(tp, { regs: w.regs, comm: 'cat', mem })).toBe(` p=0x${(rq + cpuOffset).toString(16)} r=0x1234 d=0x5678`);
   });
 });

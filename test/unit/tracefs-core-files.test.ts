@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { profileOf } from '../../src/kernel/series.js';
+import { profileOf, SERIES } from '../../src/kernel/series.js';
 import { readmeText } from '../../src/tracefs/readme.js';
 import { errCode, fixture, setup } from '../helpers/tracefs.js';
 
@@ -19,9 +19,8 @@ function lsMode(mode: number): string {
 }
 
 describe('README', () => {
-  it('is the kernel text byte for byte once every subsystem is there (7.2 and 6.12)', () => {
-    expect(readmeText(profileOf('7.2'), ALL_FEATURES)).toBe(fixture('README.7.2.txt'));
-    expect(readmeText(profileOf('6.12'), ALL_FEATURES)).toBe(fixture('README.6.12.txt'));
+  it.each(SERIES)('is the kernel text byte for byte once every subsystem is there (%s)', (series) => {
+    expect(readmeText(profileOf(series), ALL_FEATURES)).toBe(fixture(`README.${series}.txt`));
   });
 
   it('has only the core paragraphs until subsystems add theirs', async () => {
@@ -42,9 +41,8 @@ describe('README', () => {
 });
 
 describe('options', () => {
-  it('lists the defaults of each series', async () => {
-    expect(await setup().read('trace_options')).toBe(fixture('trace_options.7.2.txt'));
-    expect(await setup({ series: '6.12' }).read('trace_options')).toBe(fixture('trace_options.6.12.txt'));
+  it.each(SERIES)('lists the defaults of %s', async (series) => {
+    expect(await setup({ series }).read('trace_options')).toBe(fixture(`trace_options.${series}.txt`));
   });
 
   it('sets and clears through trace_options and options/*', async () => {

@@ -124,8 +124,39 @@ export interface KernelProfile<S extends string = string> {
   readonly logsTooManyArgs: boolean;
   /** A dynamic_events command no probe type takes logs `dynevent: No matching dynamic event type`. */
   readonly logsNoMatchingDynevent: boolean;
-  /** Probe arguments take typecasts (`(type)arg`). */
-  readonly probeTypecasts: boolean;
+  /**
+   * Typecasts in probe arguments: none; `(struct)field->member` on eprobe
+   * fields only; or BTF typecasts `(struct[,field])arg->member` (the field
+   * option: container_of) on eprobes and function entry/exit probes, nested
+   * like dereferences.
+   */
+  readonly probeTypecasts: 'none' | 'eprobe' | 'btf';
+  /** MAX_ARGSTR_LEN: the longest argument expression (ARG_TOO_LONG). */
+  readonly probeArgMaxLen: number;
+  /**
+   * TRACEPROBE_MAX_NESTED_LEVEL: dereferences, typecasts and this_cpu_*()
+   * one inside another (TOO_MANY_NESTED past it); undefined: only the fetch
+   * program's length bounds them (TOO_MANY_OPS).
+   */
+  readonly probeArgMaxNesting?: number;
+  /** `$current` in kernel probe arguments: the task_struct's address, `$current->member` through BTF. */
+  readonly probeCurrent: boolean;
+  /** `this_cpu_read(<fetcharg>)` and `this_cpu_ptr(<fetcharg>)` in kernel probe arguments (not eprobes). */
+  readonly probePerCpu: boolean;
+  /** An eprobe argument without `$` names a field of the attached event (NO_EVENT_FIELD), rather than a BTF argument eprobes refuse. */
+  readonly eprobeBareFields: boolean;
+  /** A `$stackN` / `$argN` whose number kstrtoul() refuses fails with kstrtoul's errno (ERANGE on overflow), not EINVAL. */
+  readonly probeVarNumberErrno: boolean;
+  /**
+   * parse_btf_field() moves the caret by `NULL - pointer` past the last
+   * member of a path, so a later error in that argument has a garbage caret
+   * (else the caret stays at the last member).
+   */
+  readonly btfFieldGarbageCaret: boolean;
+  /** A register (`%reg`) in an eprobe or fprobe argument logs BAD_VAR, then BAD_FETCH_ARG too (else BAD_VAR alone). */
+  readonly probeRegisterRefusalLogsTwice: boolean;
+  /** The error_log text of FILE_ON_KPROBE (`@+offset` in a kernel probe). */
+  readonly fileOnKprobeError: string;
   /** A kprobe symbol found in vmlinux is not looked for in modules too (number_of_same_symbols()). */
   readonly symbolCountVmlinuxFirst: boolean;
   /** Between the `name=fmt` pairs of a synthetic event's print fmt. */

@@ -24,5 +24,7 @@ export function probeMemory(kernel: Kernel, task: Task | undefined): ProbeMemory
     readKernel: (addr, len) => kmem.read(addr, len),
     readUser: (addr, len) => mm?.read(addr, len),
     sprintSymbol: (addr) => sprintSymbol(kernel, addr),
+    current: task?.addr ?? 0n,
+    thisCpuPtr: (ptr) => kernel.perCpuPtr(ptr, task?.cpu ?? 0),
   };
 }

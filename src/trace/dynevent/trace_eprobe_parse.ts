@@ -23,7 +23,7 @@ export function createTraceEprobe(raw: string, reg: DynEventRegistry, sink: Erro
   if (!argv.length) return 0;
   if (argv.length < 2 || argv[0][0] !== 'e') return 'ECANCELED';
   const { env } = reg;
-  const log = new ProbeLog('event_probe', argv, sink);
+  const log = new ProbeLog('event_probe', argv, sink, env.profile);
   let group = EPROBE_EVENT_SYSTEM;
   let event: string | undefined;
   const colon = argv[0].indexOf(':', 1);

@@ -60,7 +60,7 @@ export function createTraceFprobe(raw: string, reg: DynEventRegistry, sink: Erro
   const argv = argvSplit(raw);
   if (!argv.length) return 0;
   if ((argv[0][0] !== 'f' && argv[0][0] !== 't') || argv.length < 2) return 'ECANCELED';
-  const log = new ProbeLog('trace_fprobe', argv, sink);
+  const log = new ProbeLog('trace_fprobe', argv, sink, reg.env.profile);
   const ctx: FprobeContext = newContext(reg.env, log, TPARG.KERNEL | TPARG.FPROBE);
   const ret = createInternal(argv, ctx, reg);
   if (ret && reg.env.profile.fprobeEventFailsEinval && ctx.registering) return 'EINVAL';

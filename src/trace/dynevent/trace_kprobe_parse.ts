@@ -51,7 +51,7 @@ function validateProbeSymbol(reg: DynEventRegistry, symbol: string): 0 | 'ENOENT
 export function createTraceKprobe(raw: string, reg: DynEventRegistry, sink: ErrorLogEntry[]): KRet | 'ECANCELED' {
   const argv = argvSplit(raw);
   if (!argv.length) return 0;
-  const log = new ProbeLog('trace_kprobe', argv, sink);
+  const log = new ProbeLog('trace_kprobe', argv, sink, reg.env.profile);
   const ctx = newContext(reg.env, log, TPARG.KERNEL);
   return createInternal(argv, ctx, reg);
 }

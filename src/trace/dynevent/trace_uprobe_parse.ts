@@ -20,7 +20,7 @@ export function createTraceUprobe(raw: string, reg: DynEventRegistry, sink: Erro
   let isReturn = argv[0][0] === 'r';
   if (argv.length < 2) return 'ECANCELED';
   const { env } = reg;
-  const log = new ProbeLog('trace_uprobe', argv, sink);
+  const log = new ProbeLog('trace_uprobe', argv, sink, env.profile);
   if (argv.length - 2 > MAX_TRACE_ARGS) {
     log.setIndex(2);
     if (env.profile.logsTooManyArgs) log.err(0, 'TOO_MANY_ARGS');

@@ -7,7 +7,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Series } from '../../kernel/series.js';
-import type { EventField } from '../event_type.js';
+import type { EventBtfIds, EventField } from '../event_type.js';
 import { splitDecl } from './field_layout.js';
 
 export interface StaticEventSpec {
@@ -16,6 +16,7 @@ export interface StaticEventSpec {
   id: number;
   fields: EventField[];
   printFmt: string;
+  btfIds?: EventBtfIds;
 }
 
 /** ftrace/* internal events: their formats, and which files their event directories hold. */
@@ -35,7 +36,7 @@ type RawField = [decl: string, offset: number, size: number, signed: 0 | 1];
 interface RawCatalogue {
   fieldSets: RawField[][];
   fmts: string[];
-  events: Array<[system: string, name: string, id: number, fieldSet: number, fmt: number]>;
+  events: Array<[system: string, name: string, id: number, fieldSet: number, fmt: number, btf?: [obj: number, raw: number, tp: number]]>;
   internal: Array<{ name: string; id: number; fields: RawField[]; fmt: string; files: string[] }>;
 }
 
@@ -63,7 +64,14 @@ export function loadCatalogue(series: Series): Catalogue {
   const sets = raw.fieldSets.map(fields);
   c = {
     series,
-    events: raw.events.map(([system, name, id, fs, fmt]) => ({ system, name, id, fields: sets[fs], printFmt: raw.fmts[fmt] })),
+    events: raw.events.map(([system, name, id, fs, fmt, btf]) => ({
+      system,
+      name,
+      id,
+      fields: sets[fs],
+      printFmt: raw.fmts[fmt],
+      btfIds: btf && { obj: btf[0], raw: btf[1], tp: btf[2] },
+    })),
     internal: raw.internal.map((e) => ({ system: 'ftrace', name: e.name, id: e.id, fields: fields(e.fields), printFmt: e.fmt, files: e.files })),
   };
   cache.set(series, c);

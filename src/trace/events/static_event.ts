@@ -2,7 +2,7 @@
  * A TRACE_EVENT of the kernel: its layout from the catalogue, printed through
  * its print fmt with "name: " in front, as trace_raw_output_<event>() does.
  */
-import type { EventField, OutputContext, TraceEventType, TraceRecord } from '../event_type.js';
+import type { EventBtfIds, EventField, OutputContext, TraceEventType, TraceRecord } from '../event_type.js';
 import type { StaticEventSpec } from './catalogue.js';
 import { PrintFmtPrinter } from './print_fmt/printer.js';
 import type { PrintEnv, PrintOptions } from './print_fmt/value.js';
@@ -21,6 +21,7 @@ export class StaticEventType implements TraceEventType {
   readonly name: string;
   readonly fields: readonly EventField[];
   readonly printFmt: string;
+  readonly btfIds?: EventBtfIds;
   private printerCache?: PrintFmtPrinter;
 
   constructor(
@@ -35,6 +36,7 @@ export class StaticEventType implements TraceEventType {
     this.name = spec.name;
     this.fields = spec.fields;
     this.printFmt = spec.printFmt;
+    this.btfIds = spec.btfIds;
   }
 
   get printer(): PrintFmtPrinter {

@@ -1,7 +1,8 @@
 /**
  * BTF arguments (CONFIG_PROBE_EVENTS_BTF_ARGS): function parameters by name,
  * `->field` / `.field` paths through struct layouts, `$retval` typed by the
- * prototype, the fetch type BTF implies, and eprobe typecasts `(struct)field`.
+ * prototype, `$current` as a task_struct, the fetch type BTF implies, and
+ * typecasts: 7.2's `(struct)field` on eprobes, 7.3's `(struct[,member])`.
  */
 import { resolveType, type CMember, type CType, type ResolvedType, type StructType } from '../../kernel/ctypes.js';
 import { findFetchType, type FetchType } from './fetch.js';
@@ -64,57 +65,79 @@ function findStructMember(type: ResolvedType, name: string): { member: CMember; 
   }
 }
 
-/** parse_btf_field(): a `->`/`.` path from a pointer (or, after a typecast, a struct). */
-function parseBtfField(fieldname: string, type: ResolvedType, pc: CodeRef, end: number, ctx: ParseContext): KRet {
-  let isStruct = ctx.structType !== undefined;
+/**
+ * get_bitoffset_of_field(): one `.`-joined run of members (up to the next
+ * `->`) inside `type`; their bit offset, the member type it ends on, and the
+ * path left after the `->`.
+ */
+function memberRun(fieldname: string, type: ResolvedType, ctx: ParseContext): { bitoffs: number; type: ResolvedType; rest?: string } | KRet {
+  let bitoffs = 0;
+  let name: string | undefined = fieldname;
+  let isPtr: boolean;
+  do {
+    const split = splitNextField(name, ctx);
+    if (!split) return 'EINVAL';
+    isPtr = split.arrow;
+    const found = findStructMember(type, split.head);
+    if (found === 'EINVAL') {
+      ctx.log.err(ctx.offset, 'BAD_BTF_TID');
+      return 'EINVAL';
+    }
+    if (!found) {
+      ctx.log.err(ctx.offset, 'NO_BTF_FIELD');
+      return 'ENOENT';
+    }
+    bitoffs += found.anonOffs + found.member.bitOffset;
+    ctx.lastBitsize = found.member.bitSize;
+    type = resolveType(found.member.type);
+    if (split.next !== undefined) ctx.offset += split.nextAt;
+    else if (ctx.env.profile.btfFieldGarbageCaret) ctx.offset += NULL_MINUS_POINTER;
+    name = split.next;
+  } while (!isPtr && name !== undefined);
+  return { bitoffs, type, rest: name };
+}
+
+/**
+ * parse_btf_field(): a `->`/`.` path from a pointer — or, after a typecast
+ * or `$current` (ctx.structType), from the struct itself, whose first
+ * member's offset is taken back by the typecast's field option
+ * (`prefixBytes`: container_of).
+ */
+function parseBtfField(fieldname: string, type: ResolvedType, pc: CodeRef, end: number, ctx: ParseContext, prefixBytes = 0): KRet {
   let code = pc.i;
   let name: string | undefined = fieldname;
+  let first = true;
   do {
-    if (!isStruct) {
+    const fromStruct = first && ctx.structType !== undefined;
+    if (!fromStruct) {
       if (type.kind !== 'ptr') {
         ctx.log.err(ctx.offset, 'NO_PTR_STRCT');
         return 'EINVAL';
       }
       type = resolveType(type.target);
     }
-    isStruct = false;
-    let bitoffs = 0;
-    let isPtr: boolean;
-    do {
-      const split = splitNextField(name!, ctx);
-      if (!split) return 'EINVAL';
-      isPtr = split.arrow;
-      const found = findStructMember(type, split.head);
-      if (found === 'EINVAL') {
-        ctx.log.err(ctx.offset, 'BAD_BTF_TID');
-        return 'EINVAL';
-      }
-      if (!found) {
-        ctx.log.err(ctx.offset, 'NO_BTF_FIELD');
-        return 'ENOENT';
-      }
-      bitoffs += found.anonOffs + found.member.bitOffset;
-      ctx.lastBitsize = found.member.bitSize;
-      type = resolveType(found.member.type);
-      ctx.offset += split.next !== undefined ? split.nextAt : NULL_MINUS_POINTER;
-      name = split.next;
-    } while (!isPtr && name !== undefined);
+    const run = memberRun(name!, type, ctx);
+    if (typeof run !== 'object') return run;
     if (++code === end) {
       ctx.log.err(ctx.offset, 'TOO_MANY_OPS');
       return 'EINVAL';
     }
-    pc.code[code] = { op: 'DEREF', offset: Math.floor(bitoffs / 8) };
+    pc.code[code] = { op: 'DEREF', offset: Math.floor(run.bitoffs / 8) - (fromStruct ? prefixBytes : 0) };
     pc.i = code;
-    ctx.lastBitoffs = bitoffs % 8;
-    ctx.lastType = type;
+    ctx.lastBitoffs = run.bitoffs % 8;
+    ctx.lastType = run.type;
+    type = run.type;
+    name = run.rest;
+    first = false;
   } while (name !== undefined);
   return 0;
 }
 
-/** parse_btf_arg(): a parameter name (or `$retval`, or an eprobe field after a typecast), with an optional field path. */
+/** parse_btf_arg(): a parameter name (or `$retval`, `$current`, or an eprobe field after a 7.2 typecast), with an optional field path. */
 export function parseBtfArg(varname: string, pc: CodeRef, end: number, ctx: ParseContext): KRet {
   const code = pc.code[pc.i];
-  if (!ctx.funcname && !(ctx.flags & TPARG.TEVENT)) return 'EINVAL';
+  const current = ctx.env.profile.probeCurrent && varname.startsWith('$current');
+  if (!current && !ctx.funcname && !(ctx.flags & TPARG.TEVENT)) return 'EINVAL';
   const split = splitNextField(varname, ctx);
   if (!split) return 'EINVAL';
   const head = split.head;
@@ -123,7 +146,17 @@ export function parseBtfArg(varname: string, pc: CodeRef, end: number, ctx: Pars
     return 'EOPNOTSUPP';
   }
   let type: CType | undefined;
-  if (ctx.flags & TPARG.TEVENT) {
+  if (current && head === '$current') {
+    code.op = 'CURRENT';
+    // without a typecast, $current is a task_struct
+    const task = ctx.env.btf?.struct('task_struct');
+    if (!task) {
+      ctx.log.err(ctx.offset, 'NO_BTF_ENTRY');
+      return 'ENOENT';
+    }
+    ctx.structType = task;
+    type = task;
+  } else if (ctx.flags & TPARG.TEVENT && ctx.env.profile.probeTypecasts === 'eprobe') {
     const field = ctx.event?.fields.find((f) => f.name === head);
     if (!field) {
       ctx.log.err(ctx.offset, 'BAD_ATTACH_ARG');
@@ -264,8 +297,8 @@ export function parseBtfBitfield(pc: CodeRef, ctx: ParseContext): KRet {
   return 0;
 }
 
-/** handle_typecast(): `(struct_name)field[->member...]`, eprobes only (7.x). */
-export function handleTypecast(arg: string, pc: CodeRef, end: number, ctx: ParseContext): KRet {
+/** 7.2's handle_typecast(): `(struct_name)field[->member...]` on eprobe fields, parsed at the leaf. */
+export function handleEprobeTypecast(arg: string, pc: CodeRef, end: number, ctx: ParseContext): KRet {
   if (!(ctx.flags & TPARG.TEVENT)) {
     ctx.log.err(ctx.offset, 'TYPECAST_NOT_EVENT');
     return 'EINVAL';
@@ -283,4 +316,47 @@ export function handleTypecast(arg: string, pc: CodeRef, end: number, ctx: Parse
   ctx.structType = st;
   ctx.offset += close + 1;
   return parseBtfArg(arg.slice(close + 1), pc, end, ctx);
+}
+
+/**
+ * parse_btf_casttype(): `struct[,member...]` of a BTF typecast, the caret
+ * at `struct`. The struct becomes ctx.structType; the result is the byte
+ * offset of the field option's member (0 without one).
+ */
+function parseBtfCasttype(casttype: string, ctx: ParseContext): { prefixBytes: number } | KRet {
+  const comma = casttype.indexOf(',');
+  const st = ctx.env.btf?.struct(comma < 0 ? casttype : casttype.slice(0, comma));
+  if (!st || st.kind !== 'struct') {
+    ctx.log.err(ctx.offset, 'NO_PTR_STRCT');
+    return 'EINVAL';
+  }
+  ctx.structType = st;
+  if (comma < 0) return { prefixBytes: 0 };
+  ctx.offset += comma + 1;
+  const run = memberRun(casttype.slice(comma + 1), st, ctx);
+  if (typeof run !== 'object') return run;
+  if (run.bitoffs % 8) {
+    ctx.log.err(ctx.offset, 'TYPECAST_NOT_ALIGNED');
+    return 'EINVAL';
+  }
+  if (run.rest !== undefined) {
+    // the member path went through a `->`
+    ctx.log.err(ctx.offset - 2, 'TYPECAST_BAD_ARROW');
+    return 'EINVAL';
+  }
+  return { prefixBytes: run.bitoffs / 8 };
+}
+
+/**
+ * A BTF typecast being unwound: its struct (caret at `castAt`, just after the
+ * `(`) and its member path (caret at `fieldAt`), applied to the fetch
+ * program of what it casts.
+ */
+export function applyBtfTypecast(casttype: string, castAt: number, fieldname: string, fieldAt: number, pc: CodeRef, end: number, ctx: ParseContext): KRet {
+  ctx.structType = undefined;
+  ctx.offset = castAt;
+  const cast = parseBtfCasttype(casttype, ctx);
+  if (typeof cast !== 'object') return cast;
+  ctx.offset = fieldAt;
+  return parseBtfField(fieldname, ctx.structType!, pc, end, ctx, cast.prefixBytes);
 }

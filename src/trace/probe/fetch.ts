@@ -10,9 +10,9 @@ import { kstrtoul } from './kstr.js';
 export type FetchOp =
   | 'NOP'
   // stage 1: load
-  | 'REG' | 'STACK' | 'STACKP' | 'RETVAL' | 'IMM' | 'COMM' | 'ARG' | 'FOFFS' | 'DATA' | 'EDATA'
-  // stage 2: dereference
-  | 'DEREF' | 'UDEREF'
+  | 'REG' | 'STACK' | 'STACKP' | 'RETVAL' | 'IMM' | 'COMM' | 'CURRENT' | 'ARG' | 'FOFFS' | 'DATA' | 'EDATA'
+  // stage 2: dereference (CPU_PTR: this_cpu_ptr())
+  | 'DEREF' | 'UDEREF' | 'CPU_PTR'
   // stage 3: store
   | 'ST_RAW' | 'ST_MEM' | 'ST_UMEM' | 'ST_STRING' | 'ST_USTRING' | 'ST_SYMSTR' | 'ST_EDATA'
   // stage 4: modify

@@ -37,6 +37,10 @@ export interface ProbeMemory {
   readUser(addr: bigint, len: number): Buffer | undefined;
   /** sprint_symbol(): `name+0xoff/0xsize [mod]`, or `0x<addr>` without a symbol. */
   sprintSymbol(addr: bigint): string;
+  /** `current`: the running task's task_struct. */
+  readonly current: bigint;
+  /** this_cpu_ptr(): the running CPU's instance of a per-CPU pointer. */
+  thisCpuPtr(ptr: bigint): bigint;
 }
 
 /** What one hit gives the fetch programs. */
@@ -258,6 +262,9 @@ function fetchFirst(code: readonly FetchInsn[], run: Run): { val: bigint; next: 
     case 'COMM':
       val = COMM_ADDR;
       break;
+    case 'CURRENT':
+      val = src.mem.current;
+      break;
     case 'DATA':
       val = run.dataAddress(c.data ?? '');
       break;
@@ -285,6 +292,12 @@ function fetchBottom(code: readonly FetchInsn[], pc: number, val: bigint, dest: 
   stage2: for (;;) {
     for (;;) {
       const c = code[pc];
+      if (c.op === 'CPU_PTR') {
+        lval = val;
+        val = run.src.mem.thisCpuPtr(val);
+        pc++;
+        continue;
+      }
       if (c.op !== 'DEREF' && c.op !== 'UDEREF') break;
       lval = val;
       const b = run.read(BigInt.asUintN(64, val + BigInt(c.offset ?? 0)), 8, c.op === 'UDEREF');

@@ -6,7 +6,7 @@
 import {
   checkPrepareBtfStringFetch,
   findFetchTypeFromBtfType,
-  handleTypecast,
+  handleEprobeTypecast,
   parseBtfArg,
   parseBtfBitfield,
 } from './btf_arg.js';
@@ -16,7 +16,6 @@ import {
   isFunctionEntry,
   isFunctionReturn,
   MAX_ARG_NAME_LEN,
-  MAX_ARGSTR_LEN,
   MAX_ARRAY_LEN,
   MAX_PROBE_EVENT_SIZE,
   PARAM_MAX_STACK,
@@ -27,7 +26,9 @@ import {
   type ProbeArg,
   type ProbeArgs,
 } from './parse_context.js';
+import { parseLayers, unwindLayers } from './probe_arg_nest.js';
 import type { TpErr } from './probe_log.js';
+import type { ErrnoName } from '../../kernel/errno.js';
 
 /** x86_64 regoffset_table: register name → offset in struct pt_regs. */
 const PT_REGS: Record<string, number> = {
@@ -48,7 +49,13 @@ const RESERVED_FIELD_NAMES = [
 
 const log = (ctx: ParseContext, offset: number, err: TpErr): void => ctx.log.err(offset, err);
 
-/** parse_probe_vars(): `$retval`, `$stack[N]`, `$comm`, `$argN`, or an eprobe's `$field`. */
+/** A `$stackN` / `$argN` number kstrtoul() refused: BAD_VAR, with its errno or EINVAL as the series has it. */
+function badVarNumber(ctx: ParseContext, errno: ErrnoName): KRet {
+  log(ctx, ctx.offset, 'BAD_VAR');
+  return ctx.env.profile.probeVarNumberErrno ? errno : 'EINVAL';
+}
+
+/** parse_probe_vars(): `$retval`, `$stack[N]`, `$comm`, `$current`, `$argN`, or an eprobe's `$field`. */
 function parseProbeVars(origArg: string, pc: CodeRef, end: number, ctx: ParseContext): KRet {
   const code = pc.code[pc.i];
   let err: TpErr = 'BAD_VAR';
@@ -61,12 +68,13 @@ function parseProbeVars(origArg: string, pc: CodeRef, end: number, ctx: ParseCon
         code.field = field;
         return 0;
       }
-      if (arg === 'comm' || arg === 'COMM') {
-        code.op = 'COMM';
-        return 0;
-      }
-      break inval;
     }
+    if (arg === 'comm' || arg === 'COMM') {
+      code.op = 'COMM';
+      return 0;
+    }
+    // eprobes fetch their event's fields and $comm only
+    if (ctx.flags & TPARG.TEVENT) break inval;
     if (arg.startsWith('retval')) {
       if (!(ctx.flags & TPARG.RETURN)) {
         err = 'RETVAL_ON_PROBE';
@@ -86,7 +94,7 @@ function parseProbeVars(origArg: string, pc: CodeRef, end: number, ctx: ParseCon
       }
       if (isdigit(rest[0])) {
         const r = kstrtoul(rest, 10);
-        if (!r.ok) break inval;
+        if (!r.ok) return badVarNumber(ctx, r.err);
         if (ctx.flags & TPARG.KERNEL && r.value > BigInt(PARAM_MAX_STACK)) {
           err = 'BAD_STACK_NUM';
           break inval;
@@ -97,13 +105,18 @@ function parseProbeVars(origArg: string, pc: CodeRef, end: number, ctx: ParseCon
       }
       break inval;
     }
-    if (arg === 'comm' || arg === 'COMM') {
-      code.op = 'COMM';
+    if (ctx.env.profile.probeCurrent && arg.startsWith('current')) {
+      // the task_struct's address; `$current->member` through BTF
+      if (!(ctx.flags & TPARG.KERNEL)) break inval;
+      const rest = arg.slice(7);
+      if (rest[0] === '-') return parseBtfArg(origArg, pc, end, ctx);
+      if (rest !== '') break inval;
+      code.op = 'CURRENT';
       return 0;
     }
     if (arg.startsWith('arg')) {
       const r = kstrtoul(arg.slice(3), 10);
-      if (!r.ok) break inval;
+      if (!r.ok) return badVarNumber(ctx, r.err);
       if (r.value === 0n || r.value > BigInt(PARAM_MAX_STACK)) {
         err = 'BAD_ARG_NUM';
         break inval;
@@ -137,12 +150,10 @@ function strToImmediate(s: string): { ok: true; value: bigint } | { ok: false; e
   return r.ok ? { ok: true, value: BigInt.asUintN(64, r.value) } : { ok: false, err: r.err };
 }
 
-/** parse_probe_arg(): the recursive fetch-argument parser. */
-function parseProbeArg(arg: string, pc: CodeRef, end: number, ctx: ParseContext): KRet {
+/** parse_probe_arg_leaf(): what the layers wrap: a variable, register, address, symbol, immediate, name. */
+function parseProbeArgLeaf(arg: string, pc: CodeRef, end: number, ctx: ParseContext): KRet {
   let code = pc.i;
   let ret: KRet = 0;
-  let deref: FetchOp = 'DEREF';
-  let offset = 0n;
   const at = (i: number): FetchInsn => pc.code[i];
   sw: switch (arg[0]) {
     case '$':
@@ -152,7 +163,8 @@ function parseProbeArg(arg: string, pc: CodeRef, end: number, ctx: ParseContext)
       if (ctx.flags & (TPARG.TEVENT | TPARG.FPROBE)) {
         // eprobes and fprobes have no registers
         log(ctx, ctx.offset, 'BAD_VAR');
-        break;
+        if (ctx.env.profile.probeRegisterRefusalLogsTwice) break;
+        return 'EINVAL';
       }
       const off = registerOffset(arg.slice(1));
       if (off !== undefined) {
@@ -210,53 +222,6 @@ function parseProbeArg(arg: string, pc: CodeRef, end: number, ctx: ParseContext)
       pc.code[code] = { op: 'DEREF', offset: 0 };
       break;
     }
-    case '+':
-    case '-': {
-      // `s` walks as the kernel's pointer does (the caret arithmetic depends on it)
-      let s = arg;
-      if (s[1] === 'u') {
-        deref = 'UDEREF';
-        s = s[0] + s.slice(2);
-      }
-      if (s[0] === '+') s = s.slice(1);
-      const open = s.indexOf('(');
-      if (open < 0) {
-        log(ctx, ctx.offset, 'DEREF_NEED_BRACE');
-        return 'EINVAL';
-      }
-      const r = kstrtol(s.slice(0, open));
-      if (!r.ok) {
-        log(ctx, ctx.offset, 'BAD_DEREF_OFFS');
-        ret = r.err;
-        break;
-      }
-      offset = r.value;
-      ctx.offset += open + 1 + (s[0] !== '-' ? 1 : 0);
-      const inner = s.slice(open + 1);
-      const close = inner.lastIndexOf(')');
-      if (close < 0) {
-        log(ctx, ctx.offset + inner.length, 'DEREF_OPEN_BRACE');
-        return 'EINVAL';
-      }
-      const curOffs = ctx.offset;
-      const sub: CodeRef = { code: pc.code, i: code };
-      ret = parseProbeArg(inner.slice(0, close), sub, end, ctx);
-      if (ret) break;
-      code = sub.i;
-      ctx.offset = curOffs;
-      if (at(code).op === 'COMM' || at(code).op === 'DATA') {
-        log(ctx, ctx.offset, 'COMM_CANT_DEREF');
-        return 'EINVAL';
-      }
-      if (++code === end) {
-        log(ctx, ctx.offset, 'TOO_MANY_OPS');
-        return 'EINVAL';
-      }
-      pc.i = code;
-      pc.code[code] = { op: deref, offset: Number(BigInt.asIntN(32, offset)) };
-      ctx.lastType = undefined;
-      break;
-    }
     case '\\':
       if (arg[1] === '"') {
         const s = arg.slice(2);
@@ -279,11 +244,22 @@ function parseProbeArg(arg: string, pc: CodeRef, end: number, ctx: ParseContext)
       }
       break;
     case '(':
-      if (!ctx.env.profile.probeTypecasts) break;
-      ret = handleTypecast(arg, pc, end, ctx);
+      // BTF typecasts are layers (probe_arg_nest.ts); 7.2's eprobe typecast is a leaf
+      if (ctx.env.profile.probeTypecasts !== 'eprobe') break;
+      ret = handleEprobeTypecast(arg, pc, end, ctx);
       break;
     default:
       if (isalpha(arg[0]) || arg[0] === '_') {
+        if (ctx.flags & TPARG.TEVENT && ctx.env.profile.eprobeBareFields) {
+          const field = ctx.event?.fields.find((f) => f.name === arg);
+          if (!field) {
+            log(ctx, ctx.offset, 'NO_EVENT_FIELD');
+            return 'EINVAL';
+          }
+          at(code).op = 'TP_ARG';
+          at(code).field = field;
+          break sw;
+        }
         if (!isFunctionEntry(ctx.flags) && !isFunctionReturn(ctx.flags)) {
           log(ctx, ctx.offset, 'NOSUP_BTFARG');
           return 'EINVAL';
@@ -298,6 +274,15 @@ function parseProbeArg(arg: string, pc: CodeRef, end: number, ctx: ParseContext)
     ret = 'EINVAL';
   }
   return ret;
+}
+
+/** parse_probe_arg(): the layers, the leaf, then the layers applied to the leaf's program. */
+function parseProbeArg(arg: string, pc: CodeRef, end: number, ctx: ParseContext): KRet {
+  const nest = parseLayers(arg, ctx);
+  if (typeof nest !== 'object') return nest;
+  const ret = parseProbeArgLeaf(nest.leaf, pc, end, ctx);
+  if (ret) return ret;
+  return unwindLayers(nest.layers, pc, end, ctx);
 }
 
 /** __parse_bitfield_probe_arg(): `b<width>@<offset>/<container>` → shift-and-mask. */
@@ -466,7 +451,7 @@ function finalizeFetchInsn(pc: CodeRef, parg: ProbeArg, type: string | undefined
 
 /** traceprobe_parse_probe_arg_body(): length checks, type, fetch program, layout. */
 function parseProbeArgBody(body: string, parg: ProbeArg, ctx: ParseContext): KRet {
-  if (body.length > MAX_ARGSTR_LEN) {
+  if (body.length > ctx.env.profile.probeArgMaxLen) {
     log(ctx, ctx.offset, 'ARG_TOO_LONG');
     return 'E2BIG';
   }

@@ -3,6 +3,8 @@
  * texts, and the error_log entries a failed command leaves — subsystem,
  * message, the command as the kernel rebuilds it, and the caret position.
  */
+import type { ErrnoName } from '../../kernel/errno.js';
+import type { KernelProfile } from '../../kernel/profiles/profile.js';
 
 /** The ERRORS table of trace_probe.h (text is ABI: byte for byte). */
 const TP_ERR = {
@@ -88,9 +90,22 @@ const TP_ERR = {
   TOO_MANY_EARGS: 'Too many entry arguments specified',
   EVENT_TOO_BIG: 'Event too big (too many fields?)',
   TYPECAST_NOT_EVENT: 'Typecasts are only for eprobe fields',
+  // 7.3: BTF typecasts, $current, this_cpu_*(), nesting
+  NOSUP_PERCPU: 'Per-cpu variable access is only for kernel probes',
+  NO_EVENT_FIELD: 'This event field is not found.',
+  TOO_MANY_NESTED: 'Too many nested typecasts/dereferences',
+  TYPECAST_BAD_ARROW: 'Typecast field option does not support -> operator',
+  TYPECAST_NOT_ALIGNED: 'Typecast field option is not byte-aligned',
+  TYPECAST_REQ_FIELD: 'Typecast requires a field access',
+  TYPECAST_SYM_OFFSET: '@SYM+/-OFFSET with typecast needs parentheses',
 } as const;
 
 export type TpErr = keyof typeof TP_ERR;
+
+/** The ERRORS table of a series: the kernel's texts, with those its profile rewords. */
+export function probeErrorTexts(profile: KernelProfile): Readonly<Record<TpErr, string>> {
+  return { ...TP_ERR, FILE_ON_KPROBE: profile.fileOnKprobeError };
+}
 
 /**
  * One error_log entry, as tracing_log_err() records it:
@@ -108,11 +123,15 @@ export interface ErrorLogEntry {
 /** trace_probe_log: the command being parsed and the argument errors refer to. */
 export class ProbeLog {
   index = 0;
+  private readonly texts: Readonly<Record<TpErr, string>>;
   constructor(
     readonly subsystem: string,
     readonly argv: readonly string[],
     private readonly sink: ErrorLogEntry[],
-  ) {}
+    profile: KernelProfile,
+  ) {
+    this.texts = probeErrorTexts(profile);
+  }
 
   setIndex(i: number): void {
     this.index = i;
@@ -133,6 +152,6 @@ export class ProbeLog {
       offset = 0;
     }
     // error_log keeps the position in a u16
-    this.sink.push({ loc: this.subsystem, message: TP_ERR[err], command: argv.join(' '), pos: (pos + offset) & 0xffff });
+    this.sink.push({ loc: this.subsystem, message: this.texts[err], command: argv.join(' '), pos: (pos + offset) & 0xffff });
   }
 }
