@@ -470,4 +470,90 @@ add(D, `p:a vfs_read\np:long vfs_read ${'b=%bx '.repeat(800)}`);
 for (const d of ['x vfs_read', 'f vfs_read', 'p', '']) add(U, d);
 for (const d of ['s:syn u64 a', 'p vfs_read', '# c', '']) add(S, d);
 
+// ---------------------------------------------------------------- 7.3: BTF typecasts, $current, this_cpu_*(), nesting
+// (kprobe_syntax_errors.tc, fprobe_syntax_errors.tc, tprobe_syntax_errors.tc,
+// eprobes_syntax_errors.tc, uprobe_syntax_errors.tc and btf_typecast_accepted.tc
+// of 7.3, and their neighbours; older kernels refuse them)
+sec('nesting');
+const NEST9 = '+0(+0(+0(+0(+0(+0(+0(+0(+0(@0)))))))))';
+const NEST8 = '+0(+0(+0(+0(+0(+0(+0(+0(@0))))))))';
+const LONG255 = `${'+1234567('.repeat(26)}@1234${')'.repeat(26)}`;
+add(K, `p vfs_read ${NEST9}`);
+add(K, `p:n8 vfs_read ${NEST8}`);
+add(D, `f vfs_read ${NEST9}`);
+add(D, `t kfree ${NEST9}`);
+add(K, `p vfs_read ${LONG255}`);
+add(K, `p:l255 vfs_read a=${'+0('.repeat(39)}@0${')'.repeat(39)}:u8`);
+add(K, `p:l256 vfs_read a=${'+0('.repeat(39)}@00${')'.repeat(39)}:u8`);
+add(K, `p:l63 vfs_read a=${'+0('.repeat(10)}@1234567890${')'.repeat(10)}:u8`);
+add(K, 'p:big vfs_read a=$stack99999999999999999999');
+add(K, 'p:big vfs_read a=$stack1x');
+add(K, 'p:big vfs_read+4 a=$arg99999999999999999999');
+add(D, 'e:big sched.sched_switch a=$99');
+sec('typecast-syntax');
+for (const pre of ['p vfs_read', 'f vfs_read']) {
+  for (const a of [
+    '(task_struct)file', '(a)((b)((c)((d)((e)((f)((g)((h)((i)file->i)->h)->g)->f)->e)->d)->c)->b)->a',
+    '(task_struct,in_execve)file->comm', '(task_struct,foo_bar)file->pid', '(task_struct1234)file->pid',
+    '(task_struct,se->group_node)file->comm', '(task_struct,->pid)file->comm', '(task_struct,.pid)file->comm',
+    '(task_struct,.)file->comm', '(task_struct)@symbol+10->comm',
+  ]) add(pre[0] === 'p' ? K : D, `${pre} arg1=${a}`);
+}
+for (const a of [
+  '(file', '(file)', '(file)((file)', '(file)(file)', '(file)(file)-', '(file)+0(file', '(file)+0file->f_mode', '(file)+0(file)', '(file)+0(file)-x',
+  '(file)this_cpu_ptr(file)', '(file)this_cpu_read(file)->f_mode', '(file)file-', '(file)file-x', '(file)$retval->f_mode', '(file)$comm->f_mode',
+  '(file)hoge->f_mode', '(file)file->nosuch', '(file)file->f_path.nosuch', '(file)file->f_mode->x', '(file)%di->f_mode',
+  '(file)@jiffies->f_mode', '(file)@jiffies-8->f_mode', '(file)\\1->f_mode', '(union)file->x', '(task_struct,pid)file->comm',
+  '(file,f_path.dentry)file->f_mode', '(file)file->f_path:string', '(file)file->f_mode:string', '(file)file.f_mode',
+]) add(K, `p vfs_read a=${a}`);
+add(K, 'p vfs_read+4 a=(file)file->f_mode');
+add(K, 'r vfs_read a=(file)file->f_mode');
+add(D, 'f vfs_read%return a=(file)file->f_mode');
+add(D, 't kfree a=(task_struct)objp->pid');
+add(U, `p ${UPATH}:${UOFF} a=(file)%di->f_mode`);
+sec('typecast-valid');
+for (const [k, pre] of [['f', 'f:fpevent'], ['p', 'p:kpevent']]) {
+  const file = k === 'p' ? K : D;
+  add(file, `${pre}1 vfs_read name=(file)file->f_path.dentry->d_name.name:string`);
+  add(file, `${pre}2 vfs_read name=(file)(file)->f_path.dentry->d_name.name:string`);
+  add(file, `${pre}3 vfs_read name=(dentry)((file)file->f_path.dentry)->d_name.name:string`);
+  add(file, `${pre}4 vfs_read name=(file,f_path)file->f_mode`);
+  add(file, `${k === 'p' ? 'r:kpevent' : 'f:fpevent'}5 vfs_read${k === 'p' ? '' : '%return'} name=(file)$retval->f_path.dentry->d_name.name:string`);
+  add(file, `${pre}6 vfs_read pid=$current->pid`);
+  add(file, `${pre}7 vfs_read pid=(task_struct)$current->pid`);
+  add(file, `${pre}8 vfs_read pid=(task_struct,group_leader)$current->pid`);
+}
+add(K, 'p:tc1 vfs_read a=(file)file->f_inode->i_ino b=(file)+0($arg1)->f_mode c=(path)(+64($arg1))->dentry d=(file)file->f_path.dentry');
+add(K, 'p:tc2 vfs_read a=(task_struct)(@init_task)->pid b=(file,f_mode)file->f_flags c=(file)file->f_mode:x8');
+add(K, 'p:tc3 vfs_read a=(dentry)(+0(+72($arg1)))->d_name.name:string b=(qstr)(+40(+72($arg1)))->len');
+add(D, 't:tc4 kfree a=(page)objp->flags');
+add(D, 'e:ec1 kmem.kfree p=(task_struct)ptr->pid');
+add(D, 'e:ec2 kmem.kfree p=(task_struct)$ptr->pid');
+add(D, 'e:ec3 kmem.kfree p=(task_struct)ptr');
+add(D, 'e:ec4 sched.sched_switch p=(task_struct)prev_pid->pid');
+sec('current');
+for (const a of ['$current', '$current:x64', '$current->comm:string', '$current->pid', '$currentx', '$current-pid', '$current.pid',
+  '+0($current)', '$current->nosuch', '$current->mm->pgd', '$current:string', '$current->se.vruntime', '$current->thread_info.flags']) add(K, `p:cur vfs_read a=${a}`);
+add(K, 'r:cur vfs_read a=$current->pid');
+add(K, 'p:cur vfs_read+4 a=$current->pid');
+add(D, 'f:cur vfs_read a=$current->pid b=$comm');
+add(D, 't:cur kfree a=$current->pid');
+add(D, 'e:cur sched.sched_switch a=$current');
+add(D, 'e:cur sched.sched_switch a=current');
+add(D, `p:cur ${UPATH}:${UOFF} a=$current:u8`);
+add(D, 'f:foo/bar10 vfs_read arg1=$comm arg2=$current');
+sec('percpu');
+for (const a of ['this_cpu_read(@runqueues)', 'this_cpu_ptr(@runqueues)', 'this_cpu_ptr(@runqueues):x64', 'this_cpu_read(@runqueues+8):u32',
+  'this_cpu_read(%di)', 'this_cpu_ptr(+0(%di))', 'this_cpu_read(@runqueues', 'this_cpu_ptr($comm)', 'this_cpu_ptr(%di):string',
+  'this_cpu_read(this_cpu_ptr(@runqueues))', 'this_cpu_ptr()', 'this_cpu_read(file->f_mode)', 'this_cpu_ptrx(%di)', '+0(this_cpu_ptr(@runqueues))',
+  'this_cpu_read(\\1)', 'this_cpu_ptr(@cpu_number):s32']) add(K, `p:pc vfs_read a=${a}`);
+add(D, 'f:pc vfs_read a=this_cpu_read(@runqueues)');
+add(D, 'e:pc syscalls.sys_enter_openat arg=this_cpu_read(file)');
+add(D, `p:pc ${UPATH}:${UOFF} a=this_cpu_read(%di)`);
+sec('eprobe-fields');
+for (const a of ['arg=COMM', 'arg=current', 'arg=dfd', 'arg=filename:ustring', 'arg=+0(filename):ustring', 'arg=dfd->x', 'arg=_x', 'arg=$dfd', 'arg=$COMM', 'arg=comm'])
+  add(D, `e:foo/bar syscalls.sys_enter_openat ${a}`);
+add(D, 'e syscalls/sys_enter_openat foo');
+add(D, 'e:ep sched.sched_switch a=prev_comm b=next_pid c=$prev_state');
+
 export default rows;
