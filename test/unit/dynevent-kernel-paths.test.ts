@@ -9,10 +9,14 @@ import { describe, expect, it } from 'vitest';
 import { File, O_RDONLY } from '../../src/tracefs/node.js';
 import { kernelEmu } from '../helpers/kernel.js';
 import { echo, traceLines } from '../helpers/tracefs.js';
+import { SERIES, type Series } from '../../src/kernel/series.js';
 
 const ROOT = { pid: 4321, uid: 0, gid: 0 };
 
-function setup(series: '7.2' | '6.12' = '7.2') {
+/** Where ksys_read's call of vfs_read returns on each real kernel. */
+const KSYS_READ_RETURN: Record<Series, string> = { '7.2': '0x7b', '7.3': '0x6b', '6.12': '0x6f' };
+
+function setup(series: Series = '7.2') {
   const e = kernelEmu({ series });
   e.proc.set({ pid: ROOT.pid, comm: 'cat', ppid: 1, startTime: 1 });
   e.fs.root.add(
@@ -26,7 +30,7 @@ function setup(series: '7.2' | '6.12' = '7.2') {
   return { ...e, w, lines };
 }
 
-describe.each(['7.2', '6.12'] as const)('probe events on the kernel paths (%s)', (series) => {
+describe.each(SERIES)('probe events on the kernel paths (%s)', (series) => {
   it('kprobe, kretprobe and fprobe events on vfs_read see the read of a file', async () => {
     const { fs, w, lines, k } = setup(series);
     await w('dynamic_events', 'p:kp vfs_read name=$arg1:%pD count=$arg3:u64 c=$comm\n');
@@ -41,7 +45,7 @@ describe.each(['7.2', '6.12'] as const)('probe events on the kernel paths (%s)',
     await w('events/fprobes/enable', '0\n');
     const got = (await lines()).map((l) => l.replace(/^.*?: /, ''));
     const ksys = k.symbols.lookupName('ksys_read')!;
-    const ret = series === '7.2' ? '0x7b' : '0x6f';
+    const ret = KSYS_READ_RETURN[series];
     const retSite = `ksys_read+${ret}/0x${ksys.size.toString(16)}`;
     expect(got).toContain(`kp: (vfs_read+0x4/0x${k.symbols.lookupName('vfs_read')!.size.toString(16)}) name="myfile" count=4096 c="cat"`);
     expect(got.some((l) => l.startsWith(`kr: (`) && l.endsWith(' <- vfs_read) ret=18 cnt=4096'))).toBe(true);

@@ -6,15 +6,19 @@
 import { describe, expect, it } from 'vitest';
 import { FgraphOps } from '../../src/ftrace/fgraph.js';
 import { FTRACE_OPS_FL_SAVE_ARGS, FTRACE_OPS_FL_SAVE_REGS, FtraceOps } from '../../src/ftrace/ftrace_ops.js';
+import { profileOf, SERIES } from '../../src/kernel/series.js';
 import { kernelSample } from '../helpers/fixtures.js';
 import { echo, setup } from '../helpers/tracefs.js';
 
-const sample = (name: string) => kernelSample('7.2', name);
 const noAddr = (s: string) => s.replace(/tramp: 0x[0-9a-f]+/g, 'tramp: 0x?');
 
-describe('enabled_functions of the 7.2 samples', () => {
+/** The series whose fprobes are these ftrace_ops and fgraph_ops (6.12's are rethook's). */
+const ON_FGRAPH = SERIES.filter((s) => profileOf(s).fprobeBackend === 'fgraph');
+
+describe.each(ON_FGRAPH)('enabled_functions of the %s samples', (series) => {
+  const sample = (name: string) => kernelSample(series, name);
   it('fprobe entry, exit, function_graph and kretprobe on vfs_read (x-enabled_functions.a … e)', async () => {
-    const { fs, read, kernel, ftrace } = setup();
+    const { fs, read, kernel, ftrace } = setup({ series });
     const { fgraph } = ftrace;
     const vfsRead = kernel.symbols.byName('vfs_read')[0].id;
     const check = async (name: string) => expect(noAddr(await read('enabled_functions'))).toBe(noAddr(sample(name)));

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import type { Series } from '../../src/kernel/series.js';
+import { SERIES, type Series } from '../../src/kernel/series.js';
 import { loadCatalogue } from '../../src/trace/events/catalogue.js';
 import { formatText } from '../../src/trace/events/format_file.js';
 import { fixtureText } from '../helpers/fixtures.js';
@@ -26,7 +26,7 @@ function realIds(series: Series): Map<string, number> {
   return out;
 }
 
-for (const series of ['7.2', '6.12'] as const) {
+for (const series of SERIES) {
   describe(`static event catalogue ${series}`, () => {
     const cat = loadCatalogue(series);
 

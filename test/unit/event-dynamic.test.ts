@@ -88,8 +88,8 @@ describe('instance removal', () => {
 });
 
 describe('dynamic event ids', () => {
-  it('starts after the static events and reuses freed ids (7.2: 1592, 6.12: 1496)', () => {
-    for (const [series, first] of [['7.2', 1592], ['6.12', 1496]] as const) {
+  it('starts after the static events and reuses freed ids (7.2: 1592, 7.3: 1609, 6.12: 1496)', () => {
+    for (const [series, first] of [['7.2', 1592], ['7.3', 1609], ['6.12', 1496]] as const) {
       const { te } = emulator(series);
       expect(te.allocEventId()).toBe(first);
       const mk = (name: string, id: number) =>

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Kernel } from '../../src/kernel/kernel.js';
 import { Task } from '../../src/kernel/task.js';
-import type { Series } from '../../src/kernel/series.js';
+import { SERIES, type Series } from '../../src/kernel/series.js';
 import { Fprobe, registerFprobe, unregisterFprobe } from '../../src/ftrace/fprobe.js';
 import { Ftrace } from '../../src/ftrace/ftrace.js';
 import { Kretprobe } from '../../src/ftrace/kretprobes.js';
@@ -16,7 +16,7 @@ function setup(series: Series = '7.2') {
   return { kernel, ftrace, task, sym, exec: ftrace.exec };
 }
 
-describe.each(['7.2', '6.12'] as Series[])('fprobe on %s', (series) => {
+describe.each(SERIES)('fprobe on %s', (series) => {
   it('calls entry and exit handlers with the function and its caller', () => {
     const { kernel, ftrace, task, sym, exec } = setup(series);
     const seen: string[] = [];

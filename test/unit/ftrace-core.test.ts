@@ -5,7 +5,7 @@ import { FunctionListing } from '../../src/ftrace/enabled_functions.js';
 import { FgraphOps } from '../../src/ftrace/fgraph.js';
 import { Ftrace } from '../../src/ftrace/ftrace.js';
 import { FTRACE_OPS_FL_SAVE_REGS, FtraceOps } from '../../src/ftrace/ftrace_ops.js';
-import type { Series } from '../../src/kernel/series.js';
+import { SERIES, type Series } from '../../src/kernel/series.js';
 import { kernelSample as sample } from '../helpers/fixtures.js';
 
 /** enabled_functions with trampoline addresses blanked (they differ from boot to boot). */
@@ -27,7 +27,7 @@ function setup(series: Series = '7.2') {
 
 describe('ftrace core', () => {
   it('function_graph on vfs_read: one subops of graph_ops through its trampoline (7.2 and 6.12 lines)', () => {
-    for (const series of ['7.2', '6.12'] as const) {
+    for (const series of SERIES) {
       const { fgraph, id, read, listing, ftrace } = setup(series);
       const seen: string[] = [];
       const gops = new FgraphOps({

@@ -10,8 +10,9 @@ import { stackTracerEnabledFile } from '../../src/tracefs/files/ftrace_stack.js'
 import { run, withStack } from '../helpers/ftrace-driver.js';
 import { echo } from '../helpers/tracefs.js';
 import { testEmulator } from '../helpers/emulator.js';
+import type { Series } from '../../src/kernel/series.js';
 
-function setupWith(features: ('function-profiler' | 'graph-retval')[] = [], series: '7.2' | '6.12' = '7.2') {
+function setupWith(features: ('function-profiler' | 'graph-retval')[] = [], series: Series = '7.2') {
   const emu = testEmulator({ features, series });
   const task = withStack(emu.kernel.tasks.add(new Task(4242, 4242, 'sh', 1)));
   const caller = { pid: 4242, uid: 0, gid: 0 };
@@ -99,6 +100,7 @@ describe('stack tracer', () => {
 
 describe.each([
   ['7.2', 'proc_reg_write(); /* ret=-5 */', 'proc_reg_write(); /* ret=0xfffffffb */'],
+  ['7.3', 'proc_reg_write(); /* ret=-5 */', 'proc_reg_write(); /* ret=0xfffffffb */'],
   ['6.12', 'proc_reg_write(); /* = -5 */', 'proc_reg_write(); /* = 0xfffffffb */'],
 ] as const)('graph return values (graph-retval feature, %s)', (series, dec, hexed) => {
   it('fgraph-retval: -5 in decimal, fffffffb in hex, in the series\' layout', async () => {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { SERIES } from '../../src/kernel/series.js';
 import { READ_PROC_VERSION, run } from '../helpers/ftrace-driver.js';
 import { kernelSample as sample } from '../helpers/fixtures.js';
 import { setup, traceLines } from '../helpers/tracefs.js';
@@ -38,17 +39,17 @@ describe('function tracer', () => {
     expect(st.slice(1, 5)).toEqual([expect.stringMatching(/: <stack trace>$/), ' => [FTRACE TRAMPOLINE]', ' => vfs_read', ' => ksys_read']);
   });
 
-  it('function_graph with set_ftrace_filter vfs_read prints leaves', async () => {
-    const { write, read, kernel, root } = setup();
+  it.each(SERIES)('function_graph with set_ftrace_filter vfs_read prints leaves (%s)', async (series) => {
+    const { write, read, kernel, root } = setup({ series });
     const task = kernel.tasks.get(root.pid)!;
     await write('set_ftrace_filter', 'vfs_read\n');
     await write('current_tracer', 'function_graph');
     expect((await read('enabled_functions')).replace(/0x[0-9a-f]{16}/, '0x?')).toBe(
-      sample('7.2', 'enabled_functions.function_graph-set_ftrace_filter-vfs_read.txt').replace(/0x[0-9a-f]{16}/, '0x?'),
+      sample(series, 'enabled_functions.function_graph-set_ftrace_filter-vfs_read.txt').replace(/0x[0-9a-f]{16}/, '0x?'),
     );
     run(kernel, task, READ_PROC_VERSION);
     const text = await read('trace');
-    expect(text.split('\n').slice(0, 4).join('\n')).toBe(sample('7.2', 'trace.function_graph-set_ftrace_filter-vfs_read.head40.txt').split('\n').slice(0, 4).join('\n'));
+    expect(text.split('\n').slice(0, 4).join('\n')).toBe(sample(series, 'trace.function_graph-set_ftrace_filter-vfs_read.head40.txt').split('\n').slice(0, 4).join('\n'));
     expect(shape(text)).toEqual([' 0) <duration>|  vfs_read();']);
     expect(kernel.exec.corruptions).toBe(0);
   });

@@ -7,7 +7,7 @@ import { RequestStats } from '../../src/fuse/request_stats.js';
 import { Fprobe, registerFprobe } from '../../src/ftrace/fprobe.js';
 import { formatHookStats, type HookStats } from '../../src/ftrace/hook_stats.js';
 import { Kretprobe } from '../../src/ftrace/kretprobes.js';
-import type { Series } from '../../src/kernel/series.js';
+import { SERIES, type Series } from '../../src/kernel/series.js';
 import { Task } from '../../src/kernel/task.js';
 import { withStack } from '../helpers/ftrace-driver.js';
 import { testEmulator } from '../helpers/emulator.js';
@@ -26,7 +26,7 @@ function ctx(series: Series): ControlContext {
   return { emulator, mount, state: { mountpoint: '/x', pid: process.pid, series, cpus: 2, seed: 1, options: '', socket: '', daemon: false, startedAt: 'now' }, shutdown() {} };
 }
 
-describe.each(['7.2', '6.12'] as Series[])('stats (%s)', (series) => {
+describe.each(SERIES)('stats (%s)', (series) => {
   it('reports pools, stacks, hits and misses, and the functions hooked twice', async () => {
     const c = ctx(series);
     const { kernel, ftrace } = c.emulator;
@@ -47,9 +47,10 @@ describe.each(['7.2', '6.12'] as Series[])('stats (%s)', (series) => {
     const s = r.result;
     expect(s.series).toBe(series);
     expect(s.kretprobes).toEqual([expect.objectContaining({ name: 'kprobes/kret', backend: 'rethook', hits: 2, missed: 1, maxactive: 1 })]);
-    expect(s.fprobes).toEqual([expect.objectContaining({ name: 'fprobes/fexit', backend: series === '7.2' ? 'fgraph' : 'rethook', missed: 0 })]);
-    expect(s.doubleHooked).toEqual([{ function: 'vfs_read', hooks: series === '7.2' ? ['fgraph(fprobe_return)', 'rethook:kretprobe:kprobes/kret'] : ['rethook:kretprobe:kprobes/kret', 'rethook:fprobe:fprobes/fexit'] }]);
-    if (series === '7.2') {
+    const fgraph = kernel.profile.fprobeBackend === 'fgraph';
+    expect(s.fprobes).toEqual([expect.objectContaining({ name: 'fprobes/fexit', backend: kernel.profile.fprobeBackend, missed: 0 })]);
+    expect(s.doubleHooked).toEqual([{ function: 'vfs_read', hooks: fgraph ? ['fgraph(fprobe_return)', 'rethook:kretprobe:kprobes/kret'] : ['rethook:kretprobe:kprobes/kret', 'rethook:fprobe:fprobes/fexit'] }]);
+    if (fgraph) {
       expect(s.fgraph.users).toEqual(['0:fprobe_fgraph_entry/fprobe_return']);
       // Each task is inside vfs_read: one frame (4 longs), the fprobe header and the data meta word.
       expect(s.fgraph.perTask.map((t) => [t.comm, t.bytesInUse, t.depth])).toEqual([

@@ -8,10 +8,14 @@ import { describe, expect, it } from 'vitest';
 import { KernelError } from '../../src/kernel/errno.js';
 import { File, O_RDONLY, O_WRONLY } from '../../src/tracefs/node.js';
 import { inOrder, kernelEmu, recordCalls, recordEvents, SCHED_EVENTS } from '../helpers/kernel.js';
+import { SERIES, type Series } from '../../src/kernel/series.js';
 
 const ROOT = { pid: 4321, uid: 0, gid: 0 };
 
-function setup(series: '7.2' | '6.12' = '7.2') {
+/** The function do_sys_openat2 opens through on each real kernel. */
+const DO_OPEN: Record<Series, string> = { '7.2': 'do_file_open', '7.3': 'do_file_open', '6.12': 'do_filp_open' };
+
+function setup(series: Series = '7.2') {
   const e = kernelEmu({ series });
   e.proc.set({ pid: ROOT.pid, comm: 'cat', ppid: 1, startTime: 1 });
   let data = 'line one\nline two\n';
@@ -94,12 +98,12 @@ describe('system call paths', () => {
   });
 
   it('open runs do_sys_openat2 → do_file_open (do_filp_open in 6.12) → path_openat → vfs_open → do_dentry_open → the f_op open', async () => {
-    for (const series of ['7.2', '6.12'] as const) {
+    for (const series of SERIES) {
       const { k, fs, taskOf } = setup(series);
       const calls = recordCalls(k);
       const h = await fs.open('myfile', O_WRONLY, ROOT);
       const names = calls.map((c) => c.name);
-      const open = series === '7.2' ? 'do_file_open' : 'do_filp_open';
+      const open = DO_OPEN[series];
       expect(inOrder(names, ['__x64_sys_openat', 'do_sys_openat2', open, 'path_openat', 'lookup_fast', 'may_open', 'vfs_open', 'do_dentry_open', 'security_locked_down', 'fd_install'])).toBe(true);
       // do_sys_openat2's filename is a user string: the path the process passed.
       const d = calls.find((c) => c.name === 'do_sys_openat2')!;

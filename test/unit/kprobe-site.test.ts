@@ -2,10 +2,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { InsnModel } from '../../src/kernel/insn_model.js';
 import { kprobeSite } from '../../src/kernel/kprobe_site.js';
-import type { Series } from '../../src/kernel/series.js';
+import { SERIES, type Series } from '../../src/kernel/series.js';
 import { testEmulator } from '../helpers/emulator.js';
 
-describe.each(['7.2', '6.12'] as Series[])('kprobe sites on %s', (series) => {
+describe.each(SERIES)('kprobe sites on %s', (series) => {
   const k = testEmulator({ series }).kernel;
   const t = k.symbols;
   const probe = (sym: string, off = 0) => {

@@ -10,7 +10,7 @@ import { Kprobe } from '../../src/ftrace/kprobe.js';
 import { Kprobes, kprobeHash } from '../../src/ftrace/kprobes.js';
 import { Kretprobe } from '../../src/ftrace/kretprobes.js';
 import { Kernel } from '../../src/kernel/kernel.js';
-import type { Series } from '../../src/kernel/series.js';
+import { SERIES, type Series } from '../../src/kernel/series.js';
 import { Task } from '../../src/kernel/task.js';
 import { echo, setup } from '../helpers/tracefs.js';
 import { withStack } from '../helpers/ftrace-driver.js';
@@ -38,7 +38,7 @@ function oracleProbes(kp: Kprobes, log: string[] = []) {
 
 const noAddr = (s: string) => s.replace(/^[0-9a-f]{16}/gm, 'ADDR');
 
-describe.each(['7.2', '6.12'] as Series[])('kprobes (%s)', (series) => {
+describe.each(SERIES)('kprobes (%s)', (series) => {
   it('kprobes/list: hash-bucket order, aggregates newest first, [DISABLED] [OPTIMIZED] [FTRACE], disarm', () => {
     const { kernel, ftrace, kp } = kernelOf(series);
     const pr = oracleProbes(kp);
@@ -135,9 +135,9 @@ describe.each(['7.2', '6.12'] as Series[])('kprobes (%s)', (series) => {
   });
 
   it('enabled_functions: the shared kprobe_ftrace_handler ops, R, one line per probed function', async () => {
-    const { read, ftrace } = setup({ series });
+    const { read, kernel, ftrace } = setup({ series });
     const kp = ftrace.kprobes;
-    const size = series === '7.2' ? '0x1f0' : '0x1d0';
+    const size = `0x${kernel.symbols.lookupName('kprobe_ftrace_handler')!.size.toString(16)}`;
     kp.register(new Kprobe({ symbol: 'vfs_read' }));
     kp.registerKretprobe(new Kretprobe({ symbol: 'do_sys_openat2', handler: () => {} }));
     const ef = (await read('enabled_functions')).replace(/tramp: 0x[0-9a-f]+/g, 'tramp: T');

@@ -4,7 +4,7 @@
  * error_log entries, listings and formats.
  */
 import { describe, expect, it } from 'vitest';
-import type { Series } from '../../src/kernel/series.js';
+import { SERIES, type Series } from '../../src/kernel/series.js';
 import type { EventField } from '../../src/trace/event_type.js';
 import { DynEventRegistry, type DynTraceEvent } from '../../src/trace/dynevent/trace_dynevent.js';
 import type { ErrorLogEntry } from '../../src/trace/probe/probe_log.js';
@@ -48,7 +48,7 @@ const sampleFormat = (text: string): string[] => text.split('\n').filter((l) => 
 
 const lines = (s: string): string[] => s.split('\n').filter(Boolean);
 
-describe.each(['7.2', '6.12'] as Series[])('probe samples of %s', (series) => {
+describe.each(SERIES)('probe samples of %s', (series) => {
   const { env } = testProbeEnv(series);
 
   it('four probe events on vfs_read: listings and formats', () => {

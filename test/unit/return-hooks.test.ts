@@ -15,7 +15,7 @@ import { Kretprobe } from '../../src/ftrace/kretprobes.js';
 import type { Call } from '../../src/kernel/executor.js';
 import { sprintSymbol } from '../../src/kernel/kallsyms.js';
 import { Kernel } from '../../src/kernel/kernel.js';
-import type { Series } from '../../src/kernel/series.js';
+import { profileOf, SERIES, type Series } from '../../src/kernel/series.js';
 import { Task } from '../../src/kernel/task.js';
 import { withStack } from '../helpers/ftrace-driver.js';
 
@@ -47,9 +47,7 @@ function recurse(ftrace: Ftrace, task: Task, fn: string, depth: number): void {
   go(null, depth);
 }
 
-const both = ['7.2', '6.12'] as Series[];
-
-describe.each(both)('fprobe semantics (%s)', (series) => {
+describe.each(SERIES)('fprobe semantics (%s)', (series) => {
   it('does not call the exit handler of an fprobe unregistered between entry and return', () => {
     const { ftrace, read, exec } = setup(series);
     let exits = 0;
@@ -114,9 +112,9 @@ describe.each(both)('fprobe semantics (%s)', (series) => {
     unregisterFprobe(ftrace, fp);
     registerFprobe(ftrace, fp, ['vfs_read', 'vfs_write']);
     expect(fp.functions.length).toBe(2);
-    expect(() => registerFprobe(ftrace, fp, 'vfs_read')).toThrow(series === '7.2' ? 'EEXIST' : 'EBUSY');
+    expect(() => registerFprobe(ftrace, fp, 'vfs_read')).toThrow(kernel.profile.fprobeReregisterErrno);
     unregisterFprobe(ftrace, fp);
-    expect(() => registerFprobe(ftrace, fp, 'no_such_fn_*')).toThrow(series === '7.2' ? 'ENOENT' : 'EINVAL');
+    expect(() => registerFprobe(ftrace, fp, 'no_such_fn_*')).toThrow(kernel.profile.fprobeNoMatchErrno);
     expect(() => registerFprobe(ftrace, fp, ['no_such_fn'])).toThrow('ENOENT');
     expect(() => unregisterFprobe(ftrace, fp)).toThrow('EINVAL');
   });
@@ -281,7 +279,7 @@ describe('fprobe on rethook (6.12)', () => {
   });
 });
 
-describe.each(both)('kretprobes (%s)', (series) => {
+describe.each(SERIES)('kretprobes (%s)', (series) => {
   it('maxactive exhaustion under recursion: misses counted, every return restored', () => {
     const { ftrace, task, exec, kp } = setup(series);
     let hits = 0;
@@ -332,7 +330,7 @@ describe.each(both)('kretprobes (%s)', (series) => {
   });
 });
 
-describe.each(both)('double hooking: kretprobe and exit fprobe on one function (%s)', (series) => {
+describe.each(SERIES)('double hooking: kretprobe and exit fprobe on one function (%s)', (series) => {
   function scenario(kretFirst: boolean) {
     const { ftrace, read, sym, exec, kp } = setup(series);
     const log: string[] = [];
@@ -350,7 +348,7 @@ describe.each(both)('double hooking: kretprobe and exit fprobe on one function (
     // 7.2: the kprobe ops runs first at entry, so fgraph saved rethook's trampoline (sample x-trace.d).
     // 6.12: both on rethook, which gives both the real caller.
     expect(scenario(false)).toEqual(
-      series === '7.2'
+      profileOf(series).fprobeBackend === 'fgraph'
         ? ["fexit: ([unknown/kretprobe'd] <- vfs_read)", 'kret: (ksys_read+X <- vfs_read)']
         : ['fexit: (ksys_read+X <- vfs_read)', 'kret: (ksys_read+X <- vfs_read)'],
     );
@@ -358,7 +356,7 @@ describe.each(both)('double hooking: kretprobe and exit fprobe on one function (
 
   it('kretprobe enabled before the exit fprobe', () => {
     expect(scenario(true)).toEqual(
-      series === '7.2'
+      profileOf(series).fprobeBackend === 'fgraph'
         ? ['kret: (return_to_handler+X <- vfs_read)', 'fexit: (ksys_read+X <- vfs_read)']
         : ["kret: ([unknown/kretprobe'd] <- vfs_read)", 'fexit: (ksys_read+X <- vfs_read)'],
     );
@@ -366,7 +364,7 @@ describe.each(both)('double hooking: kretprobe and exit fprobe on one function (
 });
 
 describe('preempt depth seen from handlers (what events recorded there show)', () => {
-  it.each(both)('%s', (series) => {
+  it.each(SERIES)('%s', (series) => {
     const { kernel, ftrace, read, kp } = setup(series);
     const depth: Record<string, number> = {};
     const at = (k: string) => (_a: unknown, _b: unknown, _c: unknown, _d: unknown, _e: unknown, task: Task) => void (depth[k] = kernel.context(task).preemptCount);
@@ -381,6 +379,6 @@ describe('preempt depth seen from handlers (what events recorded there show)', (
     const kr1 = new Kretprobe({ symbol: 'vfs_read', handler: (ri) => void (depth.kr = kernel.context(ri.task).preemptCount) });
     kp.registerKretprobe(kr1);
     read();
-    expect({ alone, ...depth }).toEqual(series === '7.2' ? { alone: 1, fentry: 2, fexit: 1, kp: 1, kr: 0 } : { alone: 0, fentry: 1, fexit: 1, kp: 1, kr: 0 });
+    expect({ alone, ...depth }).toEqual(kernel.profile.fprobeBackend === 'fgraph' ? { alone: 1, fentry: 2, fexit: 1, kp: 1, kr: 0 } : { alone: 0, fentry: 1, fexit: 1, kp: 1, kr: 0 });
   });
 });

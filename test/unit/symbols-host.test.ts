@@ -2,14 +2,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { guessTraceable, hostSymbolSource, hostSymbols, parseKallsyms } from '../../src/host/symbols.js';
 import { availableFilterFunctionsText, kallsymsText, sprintSymbol } from '../../src/kernel/kallsyms.js';
-import type { Series } from '../../src/kernel/series.js';
+import { SERIES, type Series } from '../../src/kernel/series.js';
 import { builtinSymbols } from '../../src/kernel/symbols_builtin.js';
 import { KallsymsTable } from '../../src/kernel/symbol_table.js';
 import { testEmulator } from '../helpers/emulator.js';
 
 const hostReadable = existsSync('/proc/kallsyms') && !readFileSync('/proc/kallsyms', 'latin1').startsWith('0000000000000000');
 
-describe.each(['7.2', '6.12'] as Series[])('the traceable-function guess, measured on the real %s', (series) => {
+describe.each(SERIES)('the traceable-function guess, measured on the real %s', (series) => {
   it('finds nearly every traceable function and few others', () => {
     const real = builtinSymbols(series);
     const cols = real.columns;

@@ -10,7 +10,7 @@ import {
 import { builtinBtf, builtinSymbols } from '../../src/kernel/symbols_builtin.js';
 import { memberPath } from '../../src/kernel/ctype_member.js';
 import { protoText } from '../../src/kernel/ctype_decl.js';
-import type { Series } from '../../src/kernel/series.js';
+import { SERIES, type Series } from '../../src/kernel/series.js';
 import { testEmulator } from '../helpers/emulator.js';
 
 /** sha256 of the real kernels' files (the census data/kernel-SERIES was built from: tools/kernel-data/README.md), without module lines. */
@@ -19,6 +19,11 @@ const CENSUS_SHA256: Record<Series, Record<string, string>> = {
     kallsyms: '48de52b5e1b986af374fc11e561d0be174c1d0478d7b25a6d74652a55d0de2c4',
     available_filter_functions: '1c4741261fcd97d45d441a46aa665a5d1aed45d1b2d6249097652593f51a1d7b',
     available_filter_functions_addrs: '8e31414f93464e9f1d1f82b1ff6de79295825310b27cc5aa0b8b4ec94d07845e',
+  },
+  '7.3': {
+    kallsyms: 'c3816a97898f45e058107a5a36170e78f8bdc7653c57d42cc6f7b572c00456ab',
+    available_filter_functions: '5ac5152e90911934e5ddc21f91b6b6af62665246faf13ea96fa0c96a457579c8',
+    available_filter_functions_addrs: 'ecdf64b031bb7c0a9ec46f86dc55df57ac19fad7091a117ab2f13bafde51523f',
   },
   '6.12': {
     kallsyms: 'edac4faebfb8f20e733fe7e7c1ec8e54170a1cfd4b439abe84dd6a6a27e4b25a',
@@ -38,7 +43,7 @@ const withoutModules = (b: Buffer): Buffer =>
   );
 const sha = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 
-describe.each(['7.2', '6.12'] as Series[])('built-in model %s', (series) => {
+describe.each(SERIES)('built-in model %s', (series) => {
   const t0 = performance.now();
   const t = builtinSymbols(series);
   const loadMs = performance.now() - t0;

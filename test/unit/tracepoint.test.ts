@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { TracepointRegistry } from '../../src/kernel/tracepoint.js';
 import { loadCatalogue } from '../../src/trace/events/catalogue.js';
 import { ctxOf } from '../helpers/events.js';
+import { SERIES } from '../../src/kernel/series.js';
 
 describe('tracepoint registry', () => {
   it('runs probes by priority, once each, and only while attached', () => {
@@ -29,7 +30,7 @@ describe('tracepoint registry', () => {
     const body = src.slice(src.indexOf('export interface TracepointArgs'), src.indexOf('/** raw_syscalls:sys_enter'));
     const entries = [...body.matchAll(/^\s+(\w+): \{ (.*) \};$/gm)].map((m) => [m[1], [...m[2].matchAll(/(\w+)(\??):/g)].map((x) => [x[1], x[2] === '?'] as const)] as const);
     expect(entries.length).toBeGreaterThan(30);
-    const catalogues = (['7.2', '6.12'] as const).map((series) => new Map(loadCatalogue(series).events.map((e) => [e.name, new Set(e.fields.map((f) => f.name))])));
+    const catalogues = SERIES.map((series) => new Map(loadCatalogue(series).events.map((e) => [e.name, new Set(e.fields.map((f) => f.name))])));
     for (const [name, keys] of entries) {
       // A tracepoint may exist in one series only (hrtimer_init is 6.12's, hrtimer_setup 7.2's).
       const present = catalogues.map((c) => c.get(name)).filter((f) => f !== undefined);
