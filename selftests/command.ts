@@ -1,8 +1,9 @@
 /** `tracefs-emu selftests`: run the kernel's ftrace selftests against a fresh emulator (also `npm run selftests -- …`). */
 import type { Argv, CommandModule } from 'yargs';
 import { DEFAULT_SERIES, SERIES } from '../src/kernel/series.js';
+import { checkSubset } from './expectations.js';
 import { fetchSelftests } from './fetch.js';
-import { type RunResult, runSelftests } from './run.js';
+import { loadExpectations, type RunResult, runSelftests } from './run.js';
 
 interface SelftestsArgs {
   series: string;
@@ -33,7 +34,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
       .option('selftests', { type: 'string', describe: 'use this ftrace selftests directory instead of fetching one' })
       .option('selftests-version', { type: 'string', describe: "pin the linux-source version (default: the expectations', else the recorded choice, else the newest)" })
       .option('refresh', { type: 'boolean', default: false, describe: 'fetch the newest linux-source of the series instead of the recorded or expected one' })
-      .option('check', { type: 'boolean', default: false, describe: `CI: every series (${SERIES.join(', ')}) against its own kernel profile and expectations` })
+      .option('check', { type: 'boolean', default: false, describe: `CI: every series (${SERIES.join(', ')}) against its own kernel profile and expectations (the tests its expectations' "# check:" lines name, else all)` })
       .option('results', { type: 'string', describe: 'results directory (default selftests/results/<series>)' })
       .option('mount', { type: 'string', describe: 'run against this existing tracefs-emu mount instead of a fresh daemon' })
       .option('test-timeout', { type: 'number', default: 300, describe: 'seconds one test may run before it is killed (and FAILs)' })
@@ -64,7 +65,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
           selftests: a.check ? undefined : a.selftests,
           selftestsVersion: a['selftests-version'],
           refresh: a.refresh,
-          tests: (a.tests ?? []).map(String),
+          tests: a.check ? (checkSubset(loadExpectations(series)) ?? []) : (a.tests ?? []).map(String),
           results: a.check ? undefined : a.results,
           mount: a.mount,
           testTimeout: a['test-timeout'],

@@ -192,6 +192,17 @@ export function initialExpectations(kernel: ResultRow[], ours: ResultRow[], head
   return { header, entries };
 }
 
+/**
+ * What `--check` (CI) runs of a series: the tests and directories (relative
+ * to test.d) its header's `# check:` lines name, or every test when there
+ * are none. A series whose full run CI cannot afford names a representative
+ * subset there.
+ */
+export function checkSubset(exp: ExpectationsFile | undefined): string[] | undefined {
+  const words = (exp?.header ?? []).flatMap((h) => /^# check:(.*)$/.exec(h)?.[1].split(/\s+/).filter(Boolean) ?? []);
+  return words.length ? words : undefined;
+}
+
 /** The linux-source version an expectations file was made for (its header names it). */
 export function expectationsVersion(exp: ExpectationsFile | undefined): string | undefined {
   for (const h of exp?.header ?? []) {

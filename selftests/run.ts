@@ -215,7 +215,7 @@ async function fetchForExpectations(o: RunOptions, log: (m: string) => void): Pr
   return f.dir;
 }
 
-function loadExpectations(series: string): ExpectationsFile | undefined {
+export function loadExpectations(series: string): ExpectationsFile | undefined {
   const p = expectationsPath(series);
   return existsSync(p) ? parseExpectations(readFileSync(p, 'utf8')) : undefined;
 }

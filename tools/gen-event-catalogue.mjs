@@ -32,7 +32,7 @@
  * fails unless each is byte-identical to the census, and checks the id files
  * and the events/ directory listing against what eventfs will create.
  */
-import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -43,7 +43,11 @@ if (!censusRoot) {
   console.error('usage: gen-event-catalogue.mjs CENSUS_ROOT [SERIES...]');
   process.exit(2);
 }
-const seriesList = process.argv.length > 3 ? process.argv.slice(3) : ['7.2', '6.12'];
+/** The series named, else every series whose event order is kept in tools/oracle/. */
+const seriesList =
+  process.argv.length > 3
+    ? process.argv.slice(3)
+    : readdirSync(join(here, 'oracle')).flatMap((f) => /^available_events-(.+)\.txt$/.exec(f)?.[1] ?? []);
 
 const COMMON =
   '\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n' +

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  checkSubset,
   compareWithExpectations,
   expectationsVersion,
   formatExpectations,
@@ -38,6 +39,13 @@ describe('expectations file', () => {
       '6.12.117-1~deb12u1',
     );
     expect(expectationsVersion(parseExpectations(FILE))).toBeUndefined();
+  });
+
+  it('names the subset CI runs in its `# check:` lines, else none (all)', () => {
+    const f = parseExpectations('# a series\n# check: 00basic dynevent/btf_typecast_accepted.tc\n# check:  filter/event-filter-incomplete.tc\n' + FILE);
+    expect(checkSubset(f)).toEqual(['00basic', 'dynevent/btf_typecast_accepted.tc', 'filter/event-filter-incomplete.tc']);
+    expect(checkSubset(parseExpectations(FILE))).toBeUndefined();
+    expect(checkSubset(undefined)).toBeUndefined();
   });
 
   it('rejects an unknown verdict', () => {
