@@ -3,6 +3,7 @@
  * `[name=]fetcharg[:type]` into a fetch program and a storage type, with the
  * kernel's limits, error texts and caret positions.
  */
+import type { ErrnoName } from '../../kernel/errno.js';
 import {
   checkPrepareBtfStringFetch,
   findFetchTypeFromBtfType,
@@ -28,7 +29,6 @@ import {
 } from './parse_context.js';
 import { parseLayers, unwindLayers } from './probe_arg_nest.js';
 import type { TpErr } from './probe_log.js';
-import type { ErrnoName } from '../../kernel/errno.js';
 
 /** x86_64 regoffset_table: register name → offset in struct pt_regs. */
 const PT_REGS: Record<string, number> = {
