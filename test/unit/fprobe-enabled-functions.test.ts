@@ -17,7 +17,7 @@ const noAddr = (s: string) => s.replace(/tramp: 0x[0-9a-f]+/g, 'tramp: 0x?');
 
 describe.each(SERIES)('enabled_functions with fprobes and kprobes (%s)', (series) => {
   it('x-enabled_functions.a … e', async () => {
-    const { fs, read, ftrace } = setup({ series });
+    const { fs, read, kernel, ftrace } = setup({ series });
     const check = async (name: string) => expect(noAddr(await read('enabled_functions'))).toBe(noAddr(sample(series, name)));
     // 7.x registers an fprobe when its event is enabled (unregisters when disabled); 6.12 soft-disables
     const v72 = kernel.profile.fprobeRegisters === 'enable';

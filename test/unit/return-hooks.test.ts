@@ -105,7 +105,7 @@ describe.each(SERIES)('fprobe semantics (%s)', (series) => {
   });
 
   it('matches globs and names; ENOENT / EINVAL when nothing matches', () => {
-    const { ftrace } = setup(series);
+    const { kernel, ftrace } = setup(series);
     const fp = new Fprobe({ entry: () => {} });
     registerFprobe(ftrace, fp, 'vfs_rea? vfs_writ[e]', 'vfs_readv');
     expect(fp.functions.map((f) => f.name).sort()).toEqual(['vfs_read', 'vfs_write']);
