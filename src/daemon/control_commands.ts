@@ -5,6 +5,7 @@
 import { applyMountOptions, parseTracefsOptions, showTracefsOptions } from '../tracefs/ownership.js';
 import { controlCommands, registerControlCommand } from './control.js';
 import './control_load.js';
+import './control_modules.js';
 import './control_stats.js';
 
 registerControlCommand('status', 'what is mounted where, by which process, as which kernel', (_args, ctx) => ({

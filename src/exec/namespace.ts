@@ -235,6 +235,13 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
   for (const [p, content] of Object.entries(SYSCTL_DEFAULTS)) if (!views.has(p)) shadow(p, content);
   for (const [p, v] of Object.entries(hostShadows(facts, spec.cpus))) if (!views.has(p)) shadow(p, v);
   if (!views.has('/proc/kallsyms')) warnings.push("the daemon gives no symbol view: /proc/kallsyms is the host kernel's");
+  // /proc itself cannot be shadowed: a view of a /proc file the host kernel has not (/proc/modules without CONFIG_MODULES) is left out.
+  for (const target of [...views.keys()]) {
+    if (dirname(target) === '/proc' && !facts.exists(target)) {
+      views.delete(target);
+      warnings.push(`${target} does not exist on this host: the emulator's view of it is not shown`);
+    }
+  }
   for (const [target, source] of [...views].sort(([a], [b]) => (a < b ? -1 : 1))) {
     ensure(target, 'file');
     binds.push(`mount --bind ${shq(source)} ${shq(target)}`);

@@ -1,8 +1,8 @@
 /**
  * What a daemon serves besides its tracefs, for `exec` namespaces: the
  * emulated debugfs as a second FUSE mount, and the files shown at system
- * paths — fixed texts (the emulator's kallsyms, its /proc/version) as files,
- * live ones (sysctls, /proc/interrupts) through a third FUSE mount — all
+ * paths — fixed texts as files, live ones (kallsyms and /proc/modules,
+ * which follow module loads, sysctls, /proc/interrupts) through a third FUSE mount — all
  * next to the mount's state files.
  * The control command `namespace` tells `exec` where they are.
  */
@@ -14,8 +14,7 @@ import { type MountedTracefs, mountTracefs } from '../fuse/mount.js';
 import { hostInterrupts } from '../host/interrupts.js';
 import { expectSystemError } from '../host/system_error.js';
 import type { Emulator } from '../index.js';
-import { kallsymsText } from '../kernel/kallsyms.js';
-import { procInterrupts, procStackTracerEnabled, procVersion } from '../tracefs/files/proc_files.js';
+import { procInterrupts, procKallsyms, procModules, procStackTracerEnabled, procVersion } from '../tracefs/files/proc_files.js';
 import { Dir, File, type FileOps } from '../tracefs/node.js';
 import { Tracefs } from '../tracefs/tracefs.js';
 import type { DaemonInfo } from './exec.js';
@@ -35,7 +34,8 @@ type SystemView = Buffer | string | LiveView;
  * then keeps a shadow or the host's file, with a warning).
  */
 const SYSTEM_VIEWS: Record<string, (emu: Emulator) => SystemView | undefined> = {
-  '/proc/kallsyms': (e) => kallsymsText(e.kernel.symbols),
+  '/proc/kallsyms': (e) => ({ perm: 0o444, fops: procKallsyms(e.kernel) }),
+  '/proc/modules': (e) => ({ perm: 0o444, fops: procModules(e.kernel) }),
   '/proc/version': (e) => ({ perm: 0o444, fops: procVersion(e.kernel) }),
   '/proc/interrupts': () => ({ perm: 0o444, fops: procInterrupts(hostInterrupts) }),
   '/proc/sys/kernel/stack_tracer_enabled': (e) => ({ perm: 0o644, fops: procStackTracerEnabled(e.ftrace) }),

@@ -1,7 +1,8 @@
 /**
  * Programs the `exec` namespace puts in front of the host's: kernel-module
- * tools that answer as the emulated kernel would (Debian builds none of the
- * sample modules the selftests try, and the host kernel is never touched),
+ * tools that load and unload the emulated kernel's modules through the
+ * daemon (without a daemon, they answer as a kernel without modules; the
+ * host kernel is never touched),
  * the mount helpers that carry `mount -o remount` of tracefs to the daemon,
  * and GNU awk as `awk`. Generated per namespace, with absolute paths baked in.
  */
@@ -100,15 +101,22 @@ ${sock}exec ${ctx.nsHelper} mount --type ${shq(type)} -- "$@"
 `;
 }
 
+/** A kmod tool that asks the daemon's emulated kernel (its `module` control command). */
+function moduleTool(ctx: ShimContext & { controlSocket: string }, tool: string): string {
+  return `#!/bin/sh
+# tracefs-emu: ${tool} on the emulated kernel.
+TRACEFS_EMU_CONTROL=${shq(ctx.controlSocket)} exec ${ctx.nsHelper} module ${tool} --release ${shq(ctx.release)} -- "$@"
+`;
+}
+
 /** Files of the namespace's PATH directory (first in PATH). */
 export function binShims(ctx: ShimContext): Record<string, string> {
-  const files: Record<string, string> = {
-    modprobe: modprobe(ctx),
-    rmmod: rmmod(),
-    lsmod: lsmod(),
-    insmod: insmod(),
-  };
-  return files;
+  const sock = ctx.controlSocket;
+  if (sock) {
+    const c = { ...ctx, controlSocket: sock };
+    return { modprobe: moduleTool(c, 'modprobe'), rmmod: moduleTool(c, 'rmmod'), lsmod: moduleTool(c, 'lsmod'), insmod: moduleTool(c, 'insmod') };
+  }
+  return { modprobe: modprobe(ctx), rmmod: rmmod(), lsmod: lsmod(), insmod: insmod() };
 }
 
 /** Files laid over /sbin (= /usr/sbin) inside the namespace. */

@@ -107,7 +107,15 @@ export class Ftrace {
   constructor(readonly kernel: Kernel) {
     const table = kernel.symbols;
     this.exec = kernel.exec;
-    this.records = new FtraceRecords(table.traceable(), table.functions.length);
+    this.records = new FtraceRecords(table.allTraceable(), table.functions.length);
+    // Records of modules not loaded wait disabled, as a module's do while it is coming.
+    this.records.fns.forEach((f, r) => {
+      if (!table.isLoaded(f)) this.records.flags[r] = FTRACE_FL_DISABLED;
+    });
+    kernel.modules.notifiers.add((mod, state) => {
+      if (state === 'coming') this.moduleEnable(mod.def.name);
+      else if (state === 'going') this.releaseMod(mod.def.name);
+    });
     this.site = new Uint8Array(table.functions.length);
     this.siteOps = new Array(table.functions.length);
     this.trampolines = new TrampolineSpace(kernel.profile.trampolineBase);
@@ -258,11 +266,12 @@ export class Ftrace {
     }
   }
 
-  /** __ftrace_hash_rec_update(): counts `ops` in (or out of) the records it traces. */
-  private recUpdate(ops: FtraceOps, inc: boolean, touched: Set<number>): void {
+  /** __ftrace_hash_rec_update(): counts `ops` in (or out of) the records it traces (of `only`, if given). */
+  private recUpdate(ops: FtraceOps, inc: boolean, touched: Set<number>, only?: ReadonlySet<number>): void {
     if (!(ops.flags & FTRACE_OPS_FL_ENABLED)) return;
     const flags = this.records.flags;
     for (const r of this.matchingRecords(ops.funcHash)) {
+      if (only && !only.has(r)) continue;
       let f = flags[r];
       if (f & FTRACE_FL_DISABLED && !(f & FTRACE_FL_ENABLED)) continue;
       const id = this.records.fns[r].id;
@@ -327,6 +336,52 @@ export class Ftrace {
     for (const cb of this.onUpdate) cb();
   }
 
+  // ------------------------------------------------------------------ modules
+
+  /** Record indexes of a module's functions. */
+  moduleRecords(module: string): Set<number> {
+    const out = new Set<number>();
+    this.records.fns.forEach((f, r) => {
+      if (f.module === module) out.add(r);
+    });
+    return out;
+  }
+
+  /** ftrace_module_enable(): a coming module's records are enabled and counted by the ops that trace them. */
+  private moduleEnable(module: string): void {
+    const recs = this.moduleRecords(module);
+    const flags = this.records.flags;
+    for (const r of recs) flags[r] = (flags[r] & ~FTRACE_FL_DISABLED) >>> 0;
+    const touched = new Set<number>();
+    for (const op of this.opsList) this.recUpdate(op, true, touched, recs);
+    this.commit(touched);
+  }
+
+  /**
+   * ftrace_release_mod(): the module's functions leave every ops' hashes
+   * (as dead entries) and its records go: unpatched, and disabled until the
+   * module comes again.
+   */
+  private releaseMod(module: string): void {
+    const recs = this.moduleRecords(module);
+    const ids = [...recs].map((r) => this.records.fns[r].id);
+    for (const op of this.opsList) {
+      for (const o of [op, ...op.subops]) this.clearModFromHashes(o.funcHash, ids);
+    }
+    const caller = this.traceFunctionSite();
+    for (const r of recs) {
+      this.records.flags[r] = FTRACE_FL_DISABLED;
+      this.updateSite(r, caller);
+    }
+    for (const cb of this.onUpdate) cb();
+  }
+
+  /** clear_mod_from_hashes() for one hash pair. */
+  clearModFromHashes(h: FuncHash, ids: readonly number[]): void {
+    h.filter.killIds(ids);
+    h.notrace.killIds(ids);
+  }
+
   // ------------------------------------------------------------------ ipmodify
 
   /** __ftrace_hash_update_ipmodify(): only one IPMODIFY ops per function (EBUSY). */
@@ -352,6 +407,16 @@ export class Ftrace {
 
   // ------------------------------------------------------------------ matching
 
+  /** The record on line `k` of available_filter_functions (records of modules not loaded are not listed), -1 past the end. */
+  private listedRecord(k: number): number {
+    const flags = this.records.flags;
+    for (let r = 0; r < flags.length; r++) {
+      if (flags[r] & FTRACE_FL_DISABLED) continue;
+      if (k-- === 0) return r;
+    }
+    return -1;
+  }
+
   /**
    * match_records(): adds to `hash` every record whose name matches `func`
    * (and whose module matches `mod`, `:mod:` syntax; `!` inverts it), or
@@ -365,8 +430,8 @@ export class Ftrace {
     const flags = this.records.flags;
     if (fg.type === MatchType.Index) {
       const n = /^(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$/.test(fg.search) ? Number(fg.search) : NaN;
-      const r = n - 1;
-      if (!Number.isSafeInteger(r) || r < 0 || r >= fns.length) return 0;
+      const r = Number.isSafeInteger(n) && n >= 1 ? this.listedRecord(n - 1) : -1;
+      if (r < 0) return 0;
       if (clear) hash.delete(fns[r].id);
       else hash.add(fns[r].id);
       return 1;

@@ -5,6 +5,7 @@
  * set_ftrace_pid / set_ftrace_notrace_pid lists (with function-fork).
  */
 import type { Kernel } from '../kernel/kernel.js';
+import type { ModuleNotifier } from '../kernel/module.js';
 import type { Task } from '../kernel/task.js';
 import type { Ftrace } from './ftrace.js';
 import type { FtraceHash } from './ftrace_hash.js';
@@ -38,6 +39,10 @@ export class FtraceArray implements FtracePidFilter {
   private following = false;
   private readonly onFork = (child: Task, parent: Task | undefined) => this.forked(child, parent);
   private readonly onExit = (task: Task) => this.exited(task);
+  private readonly onModule: ModuleNotifier = (mod, state) => {
+    if (state === 'coming') this.processCachedMods(mod.def.name);
+    else if (state === 'going') this.ftrace.clearModFromHashes(this.ops.funcHash, [...this.ftrace.moduleRecords(mod.def.name)].map((r) => this.ftrace.records.fns[r].id));
+  };
 
   constructor(
     readonly ftrace: Ftrace,
@@ -54,6 +59,22 @@ export class FtraceArray implements FtracePidFilter {
       pids: this,
     });
     this.probes = new FuncProbes(this.ftrace, owner);
+    this.kernel.modules.notifiers.add(this.onModule);
+  }
+
+  // ------------------------------------------------------------------ modules
+
+  /** process_cached_mods(): `:mod:` filters waiting for this module are applied now and forgotten. */
+  private processCachedMods(module: string): void {
+    for (const [which, key] of [['filter', 'modTrace'], ['notrace', 'modNotrace']] as const) {
+      const waiting = this[key].filter((m) => m.module === module);
+      if (waiting.length === 0) continue;
+      this[key] = this[key].filter((m) => m.module !== module);
+      const hash = this.ops.funcHash[which].copy();
+      for (const m of waiting) this.ftrace.matchRecords(hash, m.func, m.module);
+      if (which === 'filter') hash.mod = this.modTrace.length > 0;
+      this.ftrace.setHash(this.ops.funcHash, which, hash);
+    }
   }
 
   // ------------------------------------------------------------------ pids
@@ -108,6 +129,7 @@ export class FtraceArray implements FtracePidFilter {
   /** The instance goes away: probes off, ops off, pid lists and fork following dropped. */
   destroy(): void {
     this.probes.clear();
+    this.kernel.modules.notifiers.delete(this.onModule);
     if (this.ftrace.opsList.includes(this.ops)) this.ftrace.unregister(this.ops);
     this.followFork(false);
     this.pids = null;

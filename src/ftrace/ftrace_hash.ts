@@ -10,6 +10,12 @@ export class FtraceHash {
    * hash is not "all functions" even with no entries yet.
    */
   mod = false;
+  /**
+   * Entries of functions whose module went away: the kernel zeroes their ip
+   * rather than removing them, so they match nothing (a reloaded module's
+   * functions are new) but keep the hash from meaning "all functions".
+   */
+  dead = 0;
 
   constructor(ids?: Iterable<number>) {
     this.ids = new Set(ids);
@@ -21,7 +27,7 @@ export class FtraceHash {
 
   /** ftrace_hash_empty(). */
   get empty(): boolean {
-    return this.ids.size === 0 && !this.mod;
+    return this.ids.size === 0 && !this.mod && this.dead === 0;
   }
 
   has(id: number): boolean {
@@ -38,11 +44,18 @@ export class FtraceHash {
 
   clear(): void {
     this.ids.clear();
+    this.dead = 0;
+  }
+
+  /** clear_mod_from_hash(): the functions of a module going away stop matching. */
+  killIds(ids: Iterable<number>): void {
+    for (const id of ids) if (this.ids.delete(id)) this.dead++;
   }
 
   copy(): FtraceHash {
     const h = new FtraceHash(this.ids);
     h.mod = this.mod;
+    h.dead = this.dead;
     return h;
   }
 

@@ -1,8 +1,9 @@
 /**
  * The text views of a symbol table, as the kernel prints them: /proc/kallsyms
  * and ftrace's available_filter_functions / available_filter_functions_addrs.
- * They never change for a table, so each is rendered once and kept as bytes
- * ready to be sliced by reads.
+ * They change only when modules load or unload, so each is rendered once per
+ * set of loaded modules (shared by the kernels of one symbol data) and kept
+ * as bytes ready to be sliced by reads.
  */
 import type { KallsymsTable } from './symbol_table.js';
 
@@ -12,11 +13,14 @@ interface Rendered {
   affAddrs?: Buffer;
 }
 
-const cache = new WeakMap<KallsymsTable, Rendered>();
+const cache = new WeakMap<object, Map<string, Rendered>>();
 
 function slot(t: KallsymsTable): Rendered {
-  let r = cache.get(t);
-  if (!r) cache.set(t, (r = {}));
+  let byLoaded = cache.get(t.shared);
+  if (!byLoaded) cache.set(t.shared, (byLoaded = new Map()));
+  const key = t.loadedKey;
+  let r = byLoaded.get(key);
+  if (!r) byLoaded.set(key, (r = {}));
   return r;
 }
 
@@ -31,6 +35,7 @@ export function kallsymsText(t: KallsymsTable): Buffer {
   const { names, types, mods, modules } = c;
   let size = 0;
   for (let i = 0; i < names.length; i++) {
+    if (!t.visible(i)) continue;
     size += 20 + names[i]!.length;
     if (mods[i]) size += 3 + modules[mods[i]! - 1]!.name.length;
   }
@@ -38,6 +43,7 @@ export function kallsymsText(t: KallsymsTable): Buffer {
   const buf = Buffer.allocUnsafe(size);
   let p = 0;
   for (let i = 0; i < names.length; i++) {
+    if (!t.visible(i)) continue;
     p = putHex32(buf, p, c.addrHi[i]!);
     p = putHex32(buf, p, c.addrLo[i]!);
     buf[p++] = 0x20;
@@ -76,9 +82,10 @@ export function availableFilterFunctionsAddrsText(t: KallsymsTable): Buffer {
   const r = slot(t);
   if (r.affAddrs) return r.affAddrs;
   const c = t.columns;
-  const lines: string[] = new Array(c.traceable.length);
+  const lines: string[] = [];
   for (let k = 0; k < c.traceable.length; k++) {
     const i = c.traceable[k]!;
+    if (!t.visible(i)) continue;
     // addr + fentry offset on the two 32-bit halves (no bigint per line).
     let lo = c.addrLo[i]! + c.fentry[k]!;
     let hi = c.addrHi[i]!;
@@ -88,7 +95,7 @@ export function availableFilterFunctionsAddrsText(t: KallsymsTable): Buffer {
     }
     const ip = hi ? hi.toString(16) + lo.toString(16).padStart(8, '0') : lo.toString(16);
     const m = c.mods[i]!;
-    lines[k] = m ? `${ip} ${c.names[i]} [${c.modules[m - 1]!.name}]\n` : `${ip} ${c.names[i]}\n`;
+    lines.push(m ? `${ip} ${c.names[i]} [${c.modules[m - 1]!.name}]\n` : `${ip} ${c.names[i]}\n`);
   }
   return (r.affAddrs = Buffer.from(lines.join(''), 'latin1'));
 }

@@ -20,12 +20,14 @@ import { KernelMemory, THREAD_SIZE } from './kmem.js';
 import type { KprobeBlacklist } from './kprobe_blacklist.js';
 import type { KernelFeature } from './features.js';
 import { KStructs } from './kstruct.js';
+import { Modules } from './module.js';
 import type { AddressSpace } from './memory.js';
 import { PathRunner, type FnHook, type RunCtx } from './path_runner.js';
 import { PROCESS_HOOKED, ProcessPaths } from './process_paths.js';
 import type { KernelProfile } from './profiles/profile.js';
 import { PT_REGS } from './regs.js';
 import { Rng } from './rng.js';
+import { SAMPLE_MODULES } from './sample_modules.js';
 import { Scheduler } from './sched.js';
 import { DEFAULT_SERIES, profileOf, type Series } from './series.js';
 import type { KallsymsTable } from './symbol_table.js';
@@ -113,6 +115,8 @@ export class Kernel implements HookHost {
   readonly rng: Rng;
   /** Who wants to know when tasks come and go (ftrace: shadow stacks, function-fork). */
   readonly taskLifecycle: TaskLifecycle = { forked: new Set(), exited: new Set() };
+  /** Loadable modules: the sample modules its symbol data holds, loaded and unloaded at run time. */
+  readonly modules = new Modules(() => this.symbols, SAMPLE_MODULES);
   /** Whether system calls on the mount run their kernel paths. */
   callPaths: boolean;
   /** Where the mount is, as processes name the paths they pass (their filename arguments). */
@@ -160,7 +164,7 @@ export class Kernel implements HookHost {
 
   /** kallsyms and the ftrace function list. */
   get symbols(): KallsymsTable {
-    return (this.symtab ??= loadSymbols(this.symbolSource, this.series));
+    return (this.symtab ??= loadSymbols(this.symbolSource, this.series).view());
   }
 
   /** Prototypes and struct layouts (vmlinux BTF). */

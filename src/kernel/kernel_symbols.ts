@@ -42,7 +42,8 @@ export function loadModuleTypes(source: SymbolSource, series: Series, module: st
 }
 
 const insnModels = new Map<string | SymbolProvider, InsnModel>();
-const callSites = new WeakMap<KallsymsTable, CallSites>();
+/** Per symbol data (shared by every kernel's view of it). */
+const callSites = new WeakMap<object, CallSites>();
 
 /** Instruction boundaries inside functions (for kprobes at func+offs); one per model, shared. */
 export function loadInsnModel(source: SymbolSource, series: Series): InsnModel {
@@ -63,7 +64,7 @@ export function loadKprobeBlacklist(source: SymbolSource, series: Series): Kprob
 
 /** Return offsets of calls: the real kernel's for the built-in model, modelled for a provider's. */
 export function loadCallSites(source: SymbolSource, series: Series, symbols: KallsymsTable, insns: InsnModel): CallSites {
-  let c = callSites.get(symbols);
-  if (!c) callSites.set(symbols, (c = new CallSites(symbols, insns, source === 'builtin' ? builtinCallSites(modelSeries(series)) : undefined)));
+  let c = callSites.get(symbols.shared);
+  if (!c) callSites.set(symbols.shared, (c = new CallSites(symbols, insns, source === 'builtin' ? builtinCallSites(modelSeries(series)) : undefined)));
   return c;
 }

@@ -26,6 +26,8 @@ interface ModuleRegion {
 export interface ModuleInfo {
   name: string;
   regions: ModuleRegion[];
+  /** A module the kernel can load later: its symbols are hidden until it does. */
+  loadable?: boolean;
 }
 
 export interface SymbolColumns {

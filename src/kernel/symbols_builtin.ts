@@ -11,6 +11,8 @@ import { brotliDecompressSync } from 'node:zlib';
 import { Btf } from './btf.js';
 import type { KnownBoundaries } from './insn_model.js';
 import { DEFAULT_SERIES, profileOf, type Series } from './series.js';
+import { withLoadableModules } from './module.js';
+import { SAMPLE_MODULES } from './sample_modules.js';
 import { decodeSymbolData } from './symbol_data.js';
 import { KallsymsTable } from './symbol_table.js';
 
@@ -42,7 +44,7 @@ const moduleBtfs = new Map<string, Btf | null>();
 export function builtinSymbols(series: Series): KallsymsTable {
   let t = tables.get(series);
   if (!t) {
-    t = new KallsymsTable(decodeSymbolData(readBrotli(join(seriesDir(series), 'symbols.bin.br'))));
+    t = new KallsymsTable(withLoadableModules(decodeSymbolData(readBrotli(join(seriesDir(series), 'symbols.bin.br'))), SAMPLE_MODULES));
     tables.set(series, t);
   }
   return t;

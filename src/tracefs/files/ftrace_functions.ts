@@ -28,7 +28,7 @@ export function enabledFunctionsFile(ftrace: Ftrace, which: 'enabled' | 'touched
 /** dyn_ftrace_total_info: records, their pages and groups (and update times, where the series shows them). */
 export function dynFtraceTotalInfoFile(ftrace: Ftrace): FileOps {
   return seqRead(() => {
-    const n = ftrace.records.count;
+    const n = ftrace.kernel.symbols.traceable().length; // records of modules not loaded are not there
     const p = ftrace.kernel.profile.ftracePages;
     let s = `${n} pages:${Math.ceil(n / p.perPage)} groups: ${p.groups}\n`;
     if (p.bootNs !== undefined) s += `ftrace boot update time = ${p.bootNs} (ns)\nftrace module total update time = 0 (ns)\n`;

@@ -7,9 +7,11 @@
 import { fail } from '../../kernel/errno.js';
 import type { Ftrace } from '../../ftrace/ftrace.js';
 import type { Kernel } from '../../kernel/kernel.js';
+import { kallsymsText } from '../../kernel/kallsyms.js';
+import { procModulesText } from '../../kernel/module.js';
 import { procVersion as procVersionText } from '../../kernel/version.js';
 import type { FileOps } from '../node.js';
-import { seqRead } from '../seq_file.js';
+import { seqRead, sliceAt } from '../seq_file.js';
 import { stackTracerEnabledFile } from './ftrace_stack.js';
 
 /** A sysctl (proc_sys_file_operations). */
@@ -42,4 +44,24 @@ export function procVersion(kernel: Kernel): FileOps {
     ...seqRead(() => procVersionText(kernel.profile.build)),
     names: { open: 'proc_reg_open', read: 'proc_reg_read_iter', write: 'proc_reg_write', release: 'proc_reg_release', llseek: 'proc_reg_llseek', fops: 'proc_iter_file_ops' },
   };
+}
+
+const PROC_REG = { open: 'proc_reg_open', read: 'proc_reg_read_iter', write: 'proc_reg_write', release: 'proc_reg_release', llseek: 'proc_reg_llseek', fops: 'proc_iter_file_ops' };
+
+/** /proc/kallsyms: the kernel's symbols with those of the modules loaded now. */
+export function procKallsyms(kernel: Kernel): FileOps {
+  return {
+    read(f, size, pos) {
+      const st = f.private as { text?: Buffer } | undefined;
+      const text = pos === 0 || !st?.text ? kallsymsText(kernel.symbols) : st.text;
+      f.private = { text };
+      return sliceAt(text, size, pos);
+    },
+    names: PROC_REG,
+  };
+}
+
+/** /proc/modules (what lsmod reads). */
+export function procModules(kernel: Kernel): FileOps {
+  return { ...seqRead(() => procModulesText(kernel.modules)), names: PROC_REG };
 }

@@ -1,0 +1,28 @@
+/**
+ * The `module` control command: what the `exec` namespace's modprobe,
+ * insmod, rmmod and lsmod ask of the emulated kernel (init_module,
+ * delete_module, /proc/modules).
+ */
+import { fail } from '../kernel/errno.js';
+import { procModulesText } from '../kernel/module.js';
+import { registerControlCommand } from './control.js';
+
+registerControlCommand(
+  'module',
+  'loadable modules: args {"op": "load"|"unload"|"list", "name": NAME}; errors carry the kernel\'s errno (ENOENT, EEXIST, EBUSY)',
+  (args, ctx) => {
+    const { modules } = ctx.emulator.kernel;
+    const name = typeof args.name === 'string' ? args.name : '';
+    switch (args.op) {
+      case 'load':
+        return { name: modules.load(name).def.name };
+      case 'unload':
+        modules.unload(name);
+        return { name };
+      case 'list':
+        return { text: procModulesText(modules) };
+      default:
+        fail('EINVAL');
+    }
+  },
+);

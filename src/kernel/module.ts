@@ -1,0 +1,192 @@
+/**
+ * Loadable modules (struct module): what a module brings into the kernel —
+ * its symbols (kallsyms with `[module]`, traceable functions), its trace
+ * printk formats — and the kernel's list of loaded ones with their
+ * notifier chain (MODULE_STATE_COMING / LIVE / GOING), which the subsystems
+ * above follow as the kernel's follow theirs (ftrace records and `:mod:`
+ * filters, probes waiting for a module, events).
+ *
+ * A module's definition is data (`sample_modules.ts`). Its symbols are part
+ * of the symbol data from the start (`withLoadableModules`), so their
+ * function ids and ftrace records never move; the kernel's view of kallsyms
+ * shows them only while the module is loaded.
+ */
+import { fail } from './errno.js';
+import type { ModuleInfo, SymbolColumns } from './symbol_data.js';
+import type { KallsymsTable } from './symbol_table.js';
+
+export interface ModuleSymbolDef {
+  name: string;
+  /** kallsyms type letter (t, T, d, D, b, r). */
+  type: string;
+  size: number;
+  /** Has an __fentry__ call (listed in available_filter_functions). */
+  traceable?: boolean;
+}
+
+export interface ModuleDef {
+  /** The module's name as the kernel knows it (`trace_printk`; modprobe also takes `trace-printk`). */
+  name: string;
+  /** Its text symbols then its data symbols, each in address order. */
+  symbols: readonly ModuleSymbolDef[];
+  /** The format strings of its trace_printk() calls (printk_formats). */
+  printkFormats?: readonly string[];
+}
+
+/** A module's state, as the notifier chain reports it. */
+export type ModuleState = 'coming' | 'live' | 'going';
+
+export type ModuleNotifier = (mod: LoadedModule, state: ModuleState) => void;
+
+export interface LoadedModule {
+  readonly def: ModuleDef;
+  /** Start of its text (its /proc/modules address). */
+  readonly base: bigint;
+  /** Core size in bytes (lsmod's Size). */
+  readonly size: number;
+  /** Who holds it (try_module_get()): rmmod is EBUSY while above 0. */
+  refs: number;
+}
+
+/** Where loadable modules' text begins: above the modules the symbol data was taken with. */
+const LOADABLE_BASE = 0xffffffffc0c00000n;
+/** Address space each loadable module gets (text, then data at half of it). */
+const LOADABLE_STRIDE = 0x10000n;
+const DATA_OFFSET = 0x8000n;
+
+const TEXT_TYPES = new Set(['t', 'T', 'w', 'W']);
+
+function align16(n: number): number {
+  return (n + 15) & ~15;
+}
+
+/** Module names as the kernel keeps them: `-` becomes `_`. */
+export function moduleName(name: string): string {
+  return name.replace(/-/g, '_');
+}
+
+function layout(def: ModuleDef, k: number): { base: bigint; addrs: bigint[]; text: number; data: number } {
+  const base = LOADABLE_BASE + LOADABLE_STRIDE * BigInt(k);
+  let text = 0;
+  let data = 0;
+  const addrs = def.symbols.map((s) => {
+    if (TEXT_TYPES.has(s.type)) {
+      const a = base + BigInt(text);
+      text += align16(s.size);
+      return a;
+    }
+    const a = base + DATA_OFFSET + BigInt(data);
+    data += align16(s.size);
+    return a;
+  });
+  return { base, addrs, text, data };
+}
+
+/**
+ * Symbol data with loadable modules appended after the modules it was taken
+ * with: each one's symbols, traceable functions after the others, and a
+ * `loadable` ModuleInfo that keeps it hidden until a kernel loads it.
+ */
+export function withLoadableModules(cols: SymbolColumns, defs: readonly ModuleDef[]): SymbolColumns {
+  const names = [...cols.names];
+  const n0 = names.length;
+  const extra = defs.reduce((s, d) => s + d.symbols.length, 0);
+  const addrHi = new Uint32Array(n0 + extra);
+  const addrLo = new Uint32Array(n0 + extra);
+  const types = new Uint8Array(n0 + extra);
+  const mods = new Uint8Array(n0 + extra);
+  addrHi.set(cols.addrHi);
+  addrLo.set(cols.addrLo);
+  types.set(cols.types);
+  mods.set(cols.mods);
+  const modules: ModuleInfo[] = [...cols.modules];
+  const traceable = [...cols.traceable];
+  const fentry = [...cols.fentry];
+  let i = n0;
+  defs.forEach((def, k) => {
+    const { base, addrs, text, data } = layout(def, k);
+    modules.push({
+      name: def.name,
+      loadable: true,
+      regions: [
+        { kind: 'text', start: base, size: Math.max(text, 1) },
+        { kind: 'data', start: base + DATA_OFFSET, size: Math.max(data, 1) },
+      ],
+    });
+    def.symbols.forEach((s, j) => {
+      names.push(s.name);
+      addrHi[i] = Number(addrs[j]! >> 32n);
+      addrLo[i] = Number(addrs[j]! & 0xffffffffn);
+      types[i] = s.type.charCodeAt(0);
+      mods[i] = modules.length;
+      if (s.traceable) {
+        traceable.push(i);
+        fentry.push(4); // after the endbr64, as in the distribution's modules
+      }
+      i++;
+    });
+  });
+  return { names, addrHi, addrLo, types, mods, modules, traceable: Uint32Array.from(traceable), fentry: Uint8Array.from(fentry) };
+}
+
+/** The kernel's list of modules (kernel/module/main.c): load, unload, and who follows them. */
+export class Modules {
+  /** Loaded modules, newest first (the order of /proc/modules). */
+  private loadedList: LoadedModule[] = [];
+  /** The notifier chain: told of every module coming, live and going. */
+  readonly notifiers = new Set<ModuleNotifier>();
+
+  constructor(
+    private readonly symbols: () => KallsymsTable,
+    private readonly defs: readonly ModuleDef[],
+  ) {}
+
+  /** The definition of a module this kernel can load (its symbol data holds it). */
+  find(name: string): ModuleDef | undefined {
+    const n = moduleName(name);
+    return this.symbols().loadableModules().includes(n) ? this.defs.find((d) => d.name === n) : undefined;
+  }
+
+  get loaded(): readonly LoadedModule[] {
+    return this.loadedList;
+  }
+
+  get(name: string): LoadedModule | undefined {
+    const n = moduleName(name);
+    return this.loadedList.find((m) => m.def.name === n);
+  }
+
+  /** init_module(): ENOENT for a module this kernel has not, EEXIST when loaded already. */
+  load(name: string): LoadedModule {
+    const def = this.find(name);
+    if (!def) fail('ENOENT');
+    if (this.get(def.name)) fail('EEXIST');
+    const k = this.defs.indexOf(def);
+    const { base, text, data } = layout(def, k);
+    const mod: LoadedModule = { def, base, size: align16(text) + align16(data) + 4096, refs: 0 };
+    this.symbols().setLoaded(def.name, true);
+    this.loadedList = [mod, ...this.loadedList];
+    this.notify(mod, 'coming');
+    this.notify(mod, 'live');
+    return mod;
+  }
+
+  /** delete_module(): ENOENT when not loaded, EBUSY while something holds it. */
+  unload(name: string): void {
+    const mod = this.get(name);
+    if (!mod) fail('ENOENT');
+    if (mod.refs > 0) fail('EBUSY');
+    this.notify(mod, 'going');
+    this.loadedList = this.loadedList.filter((m) => m !== mod);
+    this.symbols().setLoaded(mod.def.name, false);
+  }
+
+  private notify(mod: LoadedModule, state: ModuleState): void {
+    for (const n of this.notifiers) n(mod, state);
+  }
+}
+
+/** /proc/modules (lsmod reads it): name, size, references, users, state, address. */
+export function procModulesText(modules: Modules): string {
+  return modules.loaded.map((m) => `${m.def.name} ${m.size} ${m.refs} - Live 0x${m.base.toString(16)}\n`).join('');
+}

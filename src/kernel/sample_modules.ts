@@ -1,0 +1,50 @@
+/**
+ * The kernel's sample modules (samples/, CONFIG_SAMPLE_*=m) that the ftrace
+ * selftests load: what each one brings as data — its symbols as kallsyms
+ * shows them once loaded (init code already freed), which of its functions
+ * ftrace can trace, and its trace_printk() formats.
+ */
+import type { ModuleDef } from './module.js';
+
+const TRACE_PRINTK: ModuleDef = {
+  name: 'trace_printk',
+  symbols: [
+    { name: 'trace_printk_irq_work', type: 't', size: 0x90, traceable: true },
+    { name: 'trace_printk_exit', type: 't', size: 0x10 },
+    { name: 'cleanup_module', type: 't', size: 0x10 },
+    { name: 'irqwork', type: 'b', size: 0x20 },
+    { name: '__this_module', type: 'd', size: 0x500 },
+  ],
+  printkFormats: [
+    'This is a %s that will use trace_bprintk()\n',
+    '(irq) This is a %s that will use trace_bprintk()\n',
+    'This is a static string that will use trace_bputs\n',
+    '(irq) This is a static string that will use trace_bputs\n',
+  ],
+};
+
+const TRACE_EVENTS_SAMPLE: ModuleDef = {
+  name: 'trace_events_sample',
+  symbols: [
+    { name: 'foo_bar_reg', type: 't', size: 0x60, traceable: true },
+    { name: 'foo_bar_unreg', type: 't', size: 0x50, traceable: true },
+    { name: 'simple_thread', type: 't', size: 0x70, traceable: true },
+    { name: 'simple_thread_fn', type: 't', size: 0x70, traceable: true },
+    { name: 'do_simple_thread_func', type: 't', size: 0x240, traceable: true },
+    { name: 'simple_thread_func', type: 't', size: 0x60, traceable: true },
+    { name: 'trace_event_raw_event_foo_bar', type: 't', size: 0x1d0, traceable: true },
+    { name: 'trace_event_raw_event_foo_bar_with_cond', type: 't', size: 0xe0, traceable: true },
+    { name: 'trace_event_raw_event_foo_bar_with_fn', type: 't', size: 0xe0, traceable: true },
+    { name: 'trace_raw_output_foo_bar', type: 't', size: 0x1a0, traceable: true },
+    { name: 'trace_raw_output_foo_bar_with_cond', type: 't', size: 0x70, traceable: true },
+    { name: 'trace_raw_output_foo_bar_with_fn', type: 't', size: 0x70, traceable: true },
+    { name: 'trace_event_sample_exit', type: 't', size: 0x60 },
+    { name: 'cleanup_module', type: 't', size: 0x60 },
+    { name: 'simple_tsk', type: 'b', size: 0x8 },
+    { name: 'simple_tsk_fn', type: 'b', size: 0x8 },
+    { name: '__this_module', type: 'd', size: 0x500 },
+  ],
+};
+
+/** What /lib/modules holds for the emulated kernel. */
+export const SAMPLE_MODULES: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE];

@@ -1,0 +1,52 @@
+/**
+ * Loadable modules: the sample modules' symbols appear in kallsyms and
+ * available_filter_functions only while loaded, `:mod:` filters wait for
+ * their module and are applied when it loads, and its functions leave the
+ * filter hashes when it unloads (func_mod_trace.tc, through the library API).
+ */
+import { describe, expect, it } from 'vitest';
+import { kallsymsText } from '../../src/kernel/kallsyms.js';
+import { echo, setup } from '../helpers/tracefs.js';
+
+describe('loadable modules', () => {
+  it('shows a module symbols only while it is loaded, in this kernel only', async () => {
+    const { kernel, read } = setup();
+    const other = setup().kernel;
+    const aff = () => read('available_filter_functions');
+    expect(await aff()).not.toContain('trace_printk_irq_work');
+    expect(kernel.symbols.lookupName('trace_printk_irq_work')).toBeUndefined();
+    kernel.modules.load('trace-printk');
+    expect(await aff()).toContain('trace_printk_irq_work [trace_printk]\n');
+    expect(kallsymsText(kernel.symbols).toString('latin1')).toMatch(/^[0-9a-f]{16} t trace_printk_irq_work\t\[trace_printk\]$/m);
+    expect(kallsymsText(other.symbols).toString('latin1')).not.toContain('trace_printk_irq_work');
+    expect(() => kernel.modules.load('trace_printk')).toThrow(expect.objectContaining({ code: 'EEXIST' }));
+    kernel.modules.unload('trace_printk');
+    expect(await aff()).not.toContain('trace_printk_irq_work');
+    expect(() => kernel.modules.unload('trace_printk')).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+    expect(() => kernel.modules.load('no_such_module')).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+  });
+
+  it('func_mod_trace: a :mod: filter waits for its module, and empties when it goes', async () => {
+    const { fs, kernel, read } = setup();
+    await echo(fs, 'set_ftrace_filter', 'non_exist_func:mod:non_exist_module\n');
+    expect(await read('set_ftrace_filter')).toBe('non_exist_func:mod:non_exist_module\n');
+    await echo(fs, 'set_ftrace_filter', '*:mod:trace_printk\n');
+    expect(await read('set_ftrace_filter')).toBe('*:mod:trace_printk\n');
+    kernel.modules.load('trace-printk');
+    expect(await read('set_ftrace_filter')).toBe('trace_printk_irq_work [trace_printk]\n');
+    kernel.modules.unload('trace_printk');
+    expect(await read('set_ftrace_filter')).toBe('');
+    kernel.modules.load('trace_printk');
+    expect(await read('set_ftrace_filter')).toBe('');
+  });
+
+  it('a loaded module functions are traced by an ops that traces everything, and unpatched when it goes', async () => {
+    const { fs, kernel, read } = setup();
+    await echo(fs, 'current_tracer', 'function\n');
+    kernel.modules.load('trace_printk');
+    expect(await read('enabled_functions')).toContain('trace_printk_irq_work [trace_printk] (1)');
+    kernel.modules.unload('trace_printk');
+    expect(await read('enabled_functions')).not.toContain('[trace_printk]');
+    await echo(fs, 'current_tracer', 'nop\n');
+  });
+});
