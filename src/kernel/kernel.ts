@@ -116,7 +116,9 @@ export class Kernel implements HookHost {
   /** Who wants to know when tasks come and go (ftrace: shadow stacks, function-fork). */
   readonly taskLifecycle: TaskLifecycle = { forked: new Set(), exited: new Set() };
   /** Loadable modules: the sample modules its symbol data holds, loaded and unloaded at run time. */
-  readonly modules = new Modules(() => this.symbols, SAMPLE_MODULES);
+  readonly modules = new Modules(this, SAMPLE_MODULES);
+  /** trace_printk(): where its text goes (the tracing layer takes it over, as ftrace takes __fentry__). */
+  tracePrintk?: (task: Task, ip: bigint, text: string) => void;
   /** Whether system calls on the mount run their kernel paths. */
   callPaths: boolean;
   /** Where the mount is, as processes name the paths they pass (their filename arguments). */

@@ -11,9 +11,11 @@
  * function ids and ftrace records never move; the kernel's view of kallsyms
  * shows them only while the module is loaded.
  */
+import { HARDIRQ_OFFSET } from './cpu.js';
 import { fail } from './errno.js';
 import type { ModuleInfo, SymbolColumns } from './symbol_data.js';
 import type { KallsymsTable } from './symbol_table.js';
+import type { Task } from './task.js';
 
 export interface ModuleSymbolDef {
   name: string;
@@ -24,6 +26,19 @@ export interface ModuleSymbolDef {
   traceable?: boolean;
 }
 
+/** A trace_printk() a module makes: the text it puts in the buffer. */
+export interface ModulePrintk {
+  text: string;
+}
+
+/** A call its init function makes: one of its functions, directly or as the irq_work it queues (hardirq context). */
+export interface ModuleCall {
+  /** The function the work runs in (the init itself is freed, so `init` names no symbol). */
+  fn?: string;
+  hardirq?: boolean;
+  printk?: readonly ModulePrintk[];
+}
+
 export interface ModuleDef {
   /** The module's name as the kernel knows it (`trace_printk`; modprobe also takes `trace-printk`). */
   name: string;
@@ -31,6 +46,17 @@ export interface ModuleDef {
   symbols: readonly ModuleSymbolDef[];
   /** The format strings of its trace_printk() calls (printk_formats). */
   printkFormats?: readonly string[];
+  /** What its init function does, in order. */
+  init?: readonly ModuleCall[];
+}
+
+/** What a module's code needs of the kernel it runs in. */
+export interface ModuleHost {
+  readonly symbols: KallsymsTable;
+  readonly cpus: readonly { curr: Task }[];
+  call<T>(task: Task, name: string, args?: readonly (bigint | number)[], work?: () => T): T | undefined;
+  /** trace_printk(): where its text goes (the tracing layer's, when there is one). */
+  tracePrintk?: (task: Task, ip: bigint, text: string) => void;
 }
 
 /** A module's state, as the notifier chain reports it. */
@@ -137,9 +163,13 @@ export class Modules {
   readonly notifiers = new Set<ModuleNotifier>();
 
   constructor(
-    private readonly symbols: () => KallsymsTable,
+    private readonly host: ModuleHost,
     private readonly defs: readonly ModuleDef[],
   ) {}
+
+  private symbols(): KallsymsTable {
+    return this.host.symbols;
+  }
 
   /** The definition of a module this kernel can load (its symbol data holds it). */
   find(name: string): ModuleDef | undefined {
@@ -167,8 +197,35 @@ export class Modules {
     this.symbols().setLoaded(def.name, true);
     this.loadedList = [mod, ...this.loadedList];
     this.notify(mod, 'coming');
+    this.runInit(mod);
     this.notify(mod, 'live');
     return mod;
+  }
+
+  /** do_init_module(): its init runs in the loading task (the current one of CPU 0 here), its irq_work in hardirq context. */
+  private runInit(mod: LoadedModule): void {
+    const host = this.host;
+    const task = host.cpus[0]!.curr;
+    const initIp = mod.base + 0x4000n; // .init.text, after the core text
+    for (const step of mod.def.init ?? []) {
+      const ip = step.fn ? (host.symbols.lookupName(step.fn, mod.def.name)?.addr ?? initIp) : initIp;
+      const work = () => {
+        for (const p of step.printk ?? []) host.tracePrintk?.(task, ip, p.text);
+      };
+      if (step.hardirq) {
+        task.preemptCount += HARDIRQ_OFFSET;
+        task.irqsOff++;
+      }
+      try {
+        if (step.fn) host.call(task, step.fn, [], work);
+        else work();
+      } finally {
+        if (step.hardirq) {
+          task.preemptCount -= HARDIRQ_OFFSET;
+          task.irqsOff--;
+        }
+      }
+    }
   }
 
   /** delete_module(): ENOENT when not loaded, EBUSY while something holds it. */

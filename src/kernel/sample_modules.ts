@@ -16,10 +16,26 @@ const TRACE_PRINTK: ModuleDef = {
     { name: '__this_module', type: 'd', size: 0x500 },
   ],
   printkFormats: [
-    'This is a %s that will use trace_bprintk()\n',
-    '(irq) This is a %s that will use trace_bprintk()\n',
     'This is a static string that will use trace_bputs\n',
+    'This is a %s that will use trace_bprintk()\n',
+    '%sThis is a %s that will use trace_printk\n',
     '(irq) This is a static string that will use trace_bputs\n',
+    '(irq) This is a %s that will use trace_bprintk()\n',
+  ],
+  // Its init prints, then kicks an irq_work that prints from hardirq context, then prints again.
+  init: [
+    { printk: [{ text: 'This is a static string that will use trace_bputs\n' }, { text: 'This is a dynamic string that will use trace_puts\n' }] },
+    {
+      fn: 'trace_printk_irq_work',
+      hardirq: true,
+      printk: [
+        { text: '(irq) This is a static string that will use trace_bputs\n' },
+        { text: '(irq) This is a dynamic string that will use trace_puts\n' },
+        { text: '(irq) This is a static string that will use trace_bprintk()\n' },
+        { text: '(irq) This is a dynamic string that will use trace_printk\n' },
+      ],
+    },
+    { printk: [{ text: 'This is a static string that will use trace_bprintk()\n' }, { text: 'This is a dynamic string that will use trace_printk\n' }] },
   ],
 };
 

@@ -8,10 +8,11 @@ import { symbolAddress } from './ksym.js';
 import type { TraceArray } from './trace_array.js';
 
 /**
- * Writes `text` into `tr` as a print record from function `func` (its
- * address, or 0 when unknown). Returns the bytes written, 0 when not recorded.
+ * Writes `text` into `tr` as a print record from function `func` (by name:
+ * its address, or 0 when unknown; or the caller's address). Returns the
+ * bytes written, 0 when not recorded.
  */
-export function traceArrayPuts(tr: TraceArray, func: string, text: string, ctx: ExecContext): number {
+export function traceArrayPuts(tr: TraceArray, func: string | bigint, text: string, ctx: ExecContext): number {
   if (!tr.options.has('trace_printk')) return 0;
   const bytes = Buffer.from(text, 'latin1');
   const size = bytes.length;
@@ -22,7 +23,7 @@ export function traceArrayPuts(tr: TraceArray, func: string, text: string, ctx: 
   buf[off + 2] = ctx.flags & 0xff;
   buf[off + 3] = ctx.preemptCount & 0xff;
   buf.writeInt32LE(ctx.task.pid, off + 4);
-  buf.writeBigUInt64LE(symbolAddress(tr.tracing.kernel, func) ?? 0n, off + 8);
+  buf.writeBigUInt64LE(typeof func === 'bigint' ? func : (symbolAddress(tr.tracing.kernel, func) ?? 0n), off + 8);
   const start = off + PRINT_ENTRY_BUF;
   bytes.copy(buf, start);
   if (size === 0 || bytes[size - 1] !== 0x0a) {

@@ -3,6 +3,7 @@
  * instances, the ftrace core and the subsystems over it (events, dynamic
  * events, tracers).
  */
+import { recordTracePrintk } from './trace_printk.js';
 import { registerBlkTracer } from './blk_tracer.js';
 import { registerMmioTracer } from './mmio_tracer.js';
 import { Ftrace } from '../ftrace/ftrace.js';
@@ -65,6 +66,7 @@ export class Tracing {
     registerBlkTracer(this);
     this.top = new TraceArray(this, '');
     this.printkTrace = this.top;
+    kernel.tracePrintk = (task, ip, text) => recordTracePrintk(this, task, ip, text);
     if (this.top.options.has('copy_trace_marker')) this.markerCopies.add(this.top);
   }
 

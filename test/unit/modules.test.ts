@@ -50,3 +50,32 @@ describe('loadable modules', () => {
     await echo(fs, 'current_tracer', 'nop\n');
   });
 });
+
+describe('module code', () => {
+  it('trace_printk: its init prints, from hardirq context for its irq_work, and its formats are listed', async () => {
+    const { kernel, read } = setup();
+    kernel.modules.load('trace-printk');
+    const trace = await read('trace');
+    expect(trace).toMatch(/: This .* trace_bputs/);
+    expect(trace).toMatch(/ d\.h\.\. .*trace_printk_irq_work: \(irq\) .* trace_bprintk/);
+    const fmts = await read('printk_formats');
+    expect(fmts).toMatch(/^0x[0-9a-f]+ : "This is a %s that will use trace_bprintk\(\)\\n"$/m);
+    expect(fmts).toContain('(irq) This is a static string that will use trace_bputs');
+    kernel.modules.unload('trace_printk');
+    expect(await read('printk_formats')).toBe('');
+  });
+
+  it('kprobe_module: a probe on an unloaded module waits, is registered when it loads and hits its code', async () => {
+    const { fs, kernel, read } = setup();
+    kernel.modules.load('trace_printk');
+    await echo(fs, 'kprobe_events', 'p:kprobes1/event1 trace_printk:trace_printk_irq_work\n');
+    kernel.modules.unload('trace_printk');
+    await echo(fs, 'kprobe_events', 'p:event2 trace_printk:trace_printk_irq_work\n', true);
+    await echo(fs, 'events/kprobes1/event1/enable', '1\n');
+    kernel.modules.load('trace_printk');
+    expect(await read('trace')).toMatch(/event1: \(trace_printk_irq_work\+0x[0-9a-f]+\/0x[0-9a-f]+ \[trace_printk\]\)/);
+    kernel.modules.unload('trace_printk');
+    await echo(fs, 'events/kprobes1/event1/enable', '0\n');
+    await echo(fs, 'kprobe_events', '-:kprobes1/event1\n', true);
+  });
+});

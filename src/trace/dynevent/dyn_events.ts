@@ -19,6 +19,7 @@ import type { Tracing } from '../tracing.js';
 import { hostStatPath } from '../../host/paths.js';
 import { DynEventRegistry, type DynEventFile, type DynEventRuntime, type DynTraceEvent } from './trace_dynevent.js';
 import { SynthEvent } from './trace_events_synth.js';
+import { TraceKprobe } from './trace_kprobe.js';
 import { TprobeStubCalls } from './trace_fprobe.js';
 import { UprobeExecs } from './trace_uprobe.js';
 
@@ -66,6 +67,10 @@ export class DynEvents implements DynEventRuntime {
     this.uprobes = new UprobeExecs(kernel, this.registry);
     // what `@linux_proc_banner` points at
     mapBanner(kernel);
+    // trace_kprobe_module_callback(): probes on a module's symbols follow its loads
+    kernel.modules.notifiers.add((mod, state) => {
+      for (const ev of this.registry.list) if (ev instanceof TraceKprobe) ev.moduleChanged(mod.def.name, state);
+    });
     // README paragraphs of the probe events
     for (const f of ['dynamic_events', 'kprobe_events', 'uprobe_events', 'fprobe_events', 'probe_btf_args', 'synth_events']) tracing.features.add(f);
   }

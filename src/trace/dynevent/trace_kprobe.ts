@@ -6,6 +6,7 @@
  * `$retval` and the entry arguments their entry handler saved).
  * The parser half is trace_kprobe_parse.ts.
  */
+import type { ModuleState } from '../../kernel/module.js';
 import { TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF, TRACE_FLAG_NMI, type ExecContext } from '../../kernel/context.js';
 import { isKernelError } from '../../kernel/errno.js';
 import type { PtRegs } from '../../kernel/regs.js';
@@ -165,6 +166,13 @@ export class TraceKprobe extends ProbeDynEvent implements AppendableProbe {
       // not registrable now (an unloaded module's symbol): the probe waits, as the kernel's does
       if (!isKernelError(e)) throw e;
     }
+  }
+
+  /** trace_kprobe_module_callback(): a probe on a `mod:symbol` is registered when its module comes, and let go when it goes. */
+  moduleChanged(module: string, state: ModuleState): void {
+    if (!this.loc.symbol?.startsWith(`${module}:`)) return;
+    if (state === 'coming' && !this.armed) this.arm();
+    else if (state === 'going' && this.armed) this.unregister();
   }
 
   protected unregister(): void {

@@ -85,7 +85,7 @@ export function addTopFiles(root: Dir, tracing: Tracing): void {
   add('saved_cmdlines', 0o440, savedCmdlinesFile(tracing));
   add('saved_cmdlines_size', 0o640, savedCmdlinesSizeFile(tracing));
   add('saved_tgids', 0o440, savedTgidsFile(tracing));
-  add('printk_formats', 0o440, printkFormatsFile());
+  add('printk_formats', 0o440, printkFormatsFile(tracing));
   addFtraceTopFiles(root, tracing);
   addDynEventFiles(root, tracing);
 }

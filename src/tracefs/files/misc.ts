@@ -2,6 +2,7 @@
 import type { TraceArray } from '../../trace/trace_array.js';
 import type { Tracing } from '../../trace/tracing.js';
 import type { FileOps } from '../node.js';
+import { printkFormatsText } from '../../trace/trace_printk.js';
 import { seqRead } from '../seq_file.js';
 import { simpleRead, trFile, writeUlong } from './common.js';
 
@@ -40,7 +41,7 @@ export function tracingMaxLatencyFile(tr: TraceArray): FileOps {
   });
 }
 
-/** printk_formats: the trace_printk() format strings built into the kernel (none here). */
-export function printkFormatsFile(): FileOps {
-  return seqRead(() => '');
+/** printk_formats: the trace_printk() format strings of the kernel (none built in) and of its loaded modules. */
+export function printkFormatsFile(tracing: Tracing): FileOps {
+  return seqRead(() => printkFormatsText(tracing));
 }
