@@ -11,6 +11,7 @@
  * function ids and ftrace records never move; the kernel's view of kallsyms
  * shows them only while the module is loaded.
  */
+import type { ExecContext } from './context.js';
 import { HARDIRQ_OFFSET } from './cpu.js';
 import { fail } from './errno.js';
 import type { ModuleInfo, SymbolColumns } from './symbol_data.js';
@@ -39,6 +40,29 @@ export interface ModuleCall {
   printk?: readonly ModulePrintk[];
 }
 
+/** A field of a module's event record, as its format file shows it. */
+export interface ModuleEventField {
+  type: string;
+  name: string;
+  offset: number;
+  size: number;
+  signed: boolean;
+}
+
+/** A TRACE_EVENT a module defines: its tracepoint and its record. */
+export interface ModuleEventDef {
+  system: string;
+  name: string;
+  fields: readonly ModuleEventField[];
+  printFmt: string;
+}
+
+/** A tracepoint a module's code fires, with its arguments by field name. */
+export interface ModuleFiring {
+  event: string;
+  args: Readonly<Record<string, string | number>>;
+}
+
 export interface ModuleDef {
   /** The module's name as the kernel knows it (`trace_printk`; modprobe also takes `trace-printk`). */
   name: string;
@@ -48,6 +72,10 @@ export interface ModuleDef {
   printkFormats?: readonly string[];
   /** What its init function does, in order. */
   init?: readonly ModuleCall[];
+  /** Its trace events (events/<system>/ while it is loaded). */
+  events?: readonly ModuleEventDef[];
+  /** What its kernel thread does each second while the module is loaded. */
+  thread?: { fn: string; fires: readonly ModuleFiring[] };
 }
 
 /** What a module's code needs of the kernel it runs in. */
@@ -57,7 +85,12 @@ export interface ModuleHost {
   call<T>(task: Task, name: string, args?: readonly (bigint | number)[], work?: () => T): T | undefined;
   /** trace_printk(): where its text goes (the tracing layer's, when there is one). */
   tracePrintk?: (task: Task, ip: bigint, text: string) => void;
+  readonly tracepoints: { fire(name: string, ctx: ExecContext, args: Readonly<Record<string, unknown>>): void };
+  context(task: Task): ExecContext;
 }
+
+/** How often a module's kernel thread wakes (the sample's simple_thread: once a second). */
+const THREAD_PERIOD_MS = 1000;
 
 /** A module's state, as the notifier chain reports it. */
 export type ModuleState = 'coming' | 'live' | 'going';
@@ -72,6 +105,8 @@ export interface LoadedModule {
   readonly size: number;
   /** Who holds it (try_module_get()): rmmod is EBUSY while above 0. */
   refs: number;
+  /** Its kernel thread's wake-ups, while loaded. */
+  thread?: ReturnType<typeof setInterval>;
 }
 
 /** Where loadable modules' text begins: above the modules the symbol data was taken with. */
@@ -161,6 +196,8 @@ export class Modules {
   private loadedList: LoadedModule[] = [];
   /** The notifier chain: told of every module coming, live and going. */
   readonly notifiers = new Set<ModuleNotifier>();
+  /** Who may hold a module (an open file of one of its events): rmmod is EBUSY while one does. */
+  readonly holders = new Set<(mod: LoadedModule) => boolean>();
 
   constructor(
     private readonly host: ModuleHost,
@@ -199,7 +236,22 @@ export class Modules {
     this.notify(mod, 'coming');
     this.runInit(mod);
     this.notify(mod, 'live');
+    if (def.thread) {
+      mod.thread = setInterval(() => this.runThread(mod), THREAD_PERIOD_MS);
+      mod.thread.unref();
+    }
     return mod;
+  }
+
+  /** One wake-up of a module's kernel thread: its function runs and fires its tracepoints. */
+  runThread(mod: LoadedModule): void {
+    const t = mod.def.thread;
+    if (!t) return;
+    const host = this.host;
+    const task = host.cpus[0]!.curr;
+    host.call(task, t.fn, [], () => {
+      for (const f of t.fires) host.tracepoints.fire(f.event, host.context(task), f.args);
+    });
   }
 
   /** do_init_module(): its init runs in the loading task (the current one of CPU 0 here), its irq_work in hardirq context. */
@@ -232,7 +284,8 @@ export class Modules {
   unload(name: string): void {
     const mod = this.get(name);
     if (!mod) fail('ENOENT');
-    if (mod.refs > 0) fail('EBUSY');
+    if (mod.refs > 0 || [...this.holders].some((h) => h(mod))) fail('EBUSY');
+    clearInterval(mod.thread);
     this.notify(mod, 'going');
     this.loadedList = this.loadedList.filter((m) => m !== mod);
     this.symbols().setLoaded(mod.def.name, false);

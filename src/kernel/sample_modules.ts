@@ -4,7 +4,7 @@
  * shows them once loaded (init code already freed), which of its functions
  * ftrace can trace, and its trace_printk() formats.
  */
-import type { ModuleDef } from './module.js';
+import type { ModuleDef, ModuleFiring } from './module.js';
 
 const TRACE_PRINTK: ModuleDef = {
   name: 'trace_printk',
@@ -39,6 +39,20 @@ const TRACE_PRINTK: ModuleDef = {
   ],
 };
 
+/** The sample's events: foo_bar with a fixed and dynamic fields, the others a string and a number. */
+const SAMPLE_EVENTS = ['foo_bar', 'foo_bar_with_cond', 'foo_bar_with_fn', 'foo_with_template_simple', 'foo_with_template_cond', 'foo_with_template_fn', 'foo_with_template_print', 'foo_rel_loc'];
+
+const FOO_BAR_FIELDS = [
+  { type: 'char[10]', name: 'foo', offset: 8, size: 10, signed: true },
+  { type: 'int', name: 'bar', offset: 20, size: 4, signed: true },
+  { type: '__data_loc int[]', name: 'list', offset: 24, size: 4, signed: false },
+  { type: '__data_loc char[]', name: 'str', offset: 28, size: 4, signed: false },
+];
+const STRING_INT_FIELDS = [
+  { type: '__data_loc char[]', name: 'foo', offset: 8, size: 4, signed: false },
+  { type: 'int', name: 'bar', offset: 12, size: 4, signed: true },
+];
+
 const TRACE_EVENTS_SAMPLE: ModuleDef = {
   name: 'trace_events_sample',
   symbols: [
@@ -48,18 +62,29 @@ const TRACE_EVENTS_SAMPLE: ModuleDef = {
     { name: 'simple_thread_fn', type: 't', size: 0x70, traceable: true },
     { name: 'do_simple_thread_func', type: 't', size: 0x240, traceable: true },
     { name: 'simple_thread_func', type: 't', size: 0x60, traceable: true },
-    { name: 'trace_event_raw_event_foo_bar', type: 't', size: 0x1d0, traceable: true },
-    { name: 'trace_event_raw_event_foo_bar_with_cond', type: 't', size: 0xe0, traceable: true },
-    { name: 'trace_event_raw_event_foo_bar_with_fn', type: 't', size: 0xe0, traceable: true },
-    { name: 'trace_raw_output_foo_bar', type: 't', size: 0x1a0, traceable: true },
-    { name: 'trace_raw_output_foo_bar_with_cond', type: 't', size: 0x70, traceable: true },
-    { name: 'trace_raw_output_foo_bar_with_fn', type: 't', size: 0x70, traceable: true },
+    ...SAMPLE_EVENTS.flatMap((e) => [
+      { name: `__traceiter_${e}`, type: 't', size: 0x50, traceable: true },
+      { name: `__probestub_${e}`, type: 't', size: 0x10, traceable: true },
+      { name: `trace_event_raw_event_${e}`, type: 't', size: 0xe0, traceable: true },
+      { name: `trace_raw_output_${e}`, type: 't', size: 0x70, traceable: true },
+    ]),
     { name: 'trace_event_sample_exit', type: 't', size: 0x60 },
     { name: 'cleanup_module', type: 't', size: 0x60 },
     { name: 'simple_tsk', type: 'b', size: 0x8 },
     { name: 'simple_tsk_fn', type: 'b', size: 0x8 },
+    ...SAMPLE_EVENTS.map((e) => ({ name: `__tracepoint_${e}`, type: 'd', size: 0x38 })),
     { name: '__this_module', type: 'd', size: 0x500 },
   ],
+  events: SAMPLE_EVENTS.map((name) =>
+    name === 'foo_bar'
+      ? { system: 'sample-trace', name, fields: FOO_BAR_FIELDS, printFmt: '"foo %s %d %s", REC->foo, REC->bar, __get_str(str)' }
+      : { system: 'sample-trace', name, fields: STRING_INT_FIELDS, printFmt: '"foo %s %d", __get_str(foo), REC->bar' },
+  ),
+  // Its kernel thread wakes each second and fires its events.
+  thread: {
+    fn: 'simple_thread_func',
+    fires: SAMPLE_EVENTS.map((event): ModuleFiring => ({ event, args: event === 'foo_bar' ? { foo: 'hello', bar: 1, str: 'World' } : { foo: 'Look at me', bar: 1 } })),
+  },
 };
 
 /** What /lib/modules holds for the emulated kernel. */

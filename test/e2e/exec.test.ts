@@ -85,13 +85,27 @@ describe.skipIf(!!skip)(`tracefs-emu exec${skip ? ` (skipped: ${skip})` : ''}`, 
         'mount -o remount,gid=61 /sys/kernel/tracing && stat -c %g /sys/kernel/tracing; ' +
           'mount -t tracefs -o remount,gid=0 nodev /sys/kernel/tracing && stat -c %g /sys/kernel/tracing; ' +
           'echo -1 > /proc/sys/kernel/sched_rt_runtime_us; cat /proc/sys/kernel/sched_rt_runtime_us; ' +
-          'modprobe trace-printk; echo modprobe=$?; awk "BEGIN { print strtonum(\\"0x10\\") }"',
+          'modprobe no-such-module; echo modprobe=$?; awk "BEGIN { print strtonum(\\"0x10\\") }"',
       ],
       env,
     );
     expect(r.stdout).toBe('61\n0\n-1\nmodprobe=1\n16\n');
-    expect(r.stderr).toMatch(/modprobe: FATAL: Module trace-printk not found in directory \/lib\/modules\//);
+    expect(r.stderr).toMatch(/modprobe: FATAL: Module no-such-module not found in directory \/lib\/modules\//);
     expect(readFileSync('/proc/sys/kernel/sched_rt_runtime_us', 'utf8')).toBe(host);
+  });
+
+  it('loads and unloads the sample modules into the emulated kernel', async () => {
+    const r = await run(
+      [
+        'exec', '--mount', mnt, '--', 'sh', '-c',
+        'modprobe trace-events-sample && lsmod && grep -c "foo_bar_reg\t\\[trace_events_sample\\]" /proc/kallsyms && ' +
+          'head -2 /sys/kernel/tracing/events/sample-trace/foo_bar/format && rmmod trace_events_sample && ' +
+          'test ! -e /sys/kernel/tracing/events/sample-trace && rmmod trace_events_sample; echo rmmod=$?',
+      ],
+      env,
+    );
+    expect(r.stdout).toMatch(/^Module {18}Size {2}Used by\ntrace_events_sample +\d+ {2}0\n1\nname: foo_bar\nID: \d+\nrmmod=1\n$/);
+    expect(r.stderr).toMatch(/rmmod: ERROR: Module trace_events_sample is not currently loaded/);
   });
 
   it('returns the command status', async () => {

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { kallsymsText } from '../../src/kernel/kallsyms.js';
-import { echo, setup } from '../helpers/tracefs.js';
+import { echo, errCode, setup } from '../helpers/tracefs.js';
 
 describe('loadable modules', () => {
   it('shows a module symbols only while it is loaded, in this kernel only', async () => {
@@ -77,5 +77,36 @@ describe('module code', () => {
     kernel.modules.unload('trace_printk');
     await echo(fs, 'events/kprobes1/event1/enable', '0\n');
     await echo(fs, 'kprobe_events', '-:kprobes1/event1\n', true);
+  });
+});
+
+describe('module events', () => {
+  it('trace-events-sample: its events come and go with it, fire from its thread, and :mod: requests wait for it', async () => {
+    const { fs, kernel, read } = setup();
+    await echo(fs, 'set_event', 'foo_bar:mod:trace-events-sample\n');
+    expect(await read('set_event')).toBe('foo_bar:mod:trace_events_sample\n');
+    const mod = kernel.modules.load('trace-events-sample');
+    expect(await read('set_event')).toBe('sample-trace:foo_bar\n');
+    expect(await read('events/sample-trace/foo_bar/format')).toMatch(/^name: foo_bar\nID: \d+\nformat:\n\tfield:unsigned short common_type;/);
+    kernel.modules.runThread(mod);
+    expect(await read('trace')).toMatch(/foo_bar: foo hello 1 World/);
+    const f = await fs.open('events/sample-trace/foo_bar/enable', 0, { pid: 1, uid: 0, gid: 0 });
+    expect(() => kernel.modules.unload('trace_events_sample')).toThrow(expect.objectContaining({ code: 'EBUSY' }));
+    await f.release();
+    kernel.modules.unload('trace_events_sample');
+    expect(await read('set_event')).toBe('');
+    expect(await errCode(read('events/sample-trace/foo_bar/format'))).toBe('ENOENT');
+  });
+
+  it('add_remove_tprobe_module: a tracepoint probe on an unloaded module waits for it', async () => {
+    const { fs, kernel, read } = setup();
+    await echo(fs, 'dynamic_events', 't:myevent1 foo_bar\n', true);
+    await echo(fs, 'events/tracepoints/enable', '1\n');
+    const mod = kernel.modules.load('trace_events_sample');
+    kernel.modules.runThread(mod);
+    expect(await read('trace')).toMatch(/myevent1: \(/);
+    kernel.modules.unload('trace_events_sample');
+    await echo(fs, 'events/tracepoints/enable', '0\n');
+    await echo(fs, 'dynamic_events', '\n');
   });
 });

@@ -20,7 +20,7 @@ import { hostStatPath } from '../../host/paths.js';
 import { DynEventRegistry, type DynEventFile, type DynEventRuntime, type DynTraceEvent } from './trace_dynevent.js';
 import { SynthEvent } from './trace_events_synth.js';
 import { TraceKprobe } from './trace_kprobe.js';
-import { TprobeStubCalls } from './trace_fprobe.js';
+import { TprobeStubCalls, TraceFprobe } from './trace_fprobe.js';
 import { UprobeExecs } from './trace_uprobe.js';
 
 /** The event-filter parser's verdict on an eprobe's `if` clause, as its error_log entry. */
@@ -67,9 +67,9 @@ export class DynEvents implements DynEventRuntime {
     this.uprobes = new UprobeExecs(kernel, this.registry);
     // what `@linux_proc_banner` points at
     mapBanner(kernel);
-    // trace_kprobe_module_callback(): probes on a module's symbols follow its loads
+    // trace_kprobe_module_callback(), the tprobes' module notifier: probes on a module's symbols follow its loads
     kernel.modules.notifiers.add((mod, state) => {
-      for (const ev of this.registry.list) if (ev instanceof TraceKprobe) ev.moduleChanged(mod.def.name, state);
+      for (const ev of this.registry.list) if (ev instanceof TraceKprobe || ev instanceof TraceFprobe) ev.moduleChanged(mod.def.name, state);
     });
     // README paragraphs of the probe events
     for (const f of ['dynamic_events', 'kprobe_events', 'uprobe_events', 'fprobe_events', 'probe_btf_args', 'synth_events']) tracing.features.add(f);

@@ -13,6 +13,7 @@ import type { ExecContext } from '../../kernel/context.js';
 import { fail, isKernelError } from '../../kernel/errno.js';
 import type { PtRegs } from '../../kernel/regs.js';
 import type { Task } from '../../kernel/task.js';
+import type { ModuleState } from '../../kernel/module.js';
 import type { TracepointProbe } from '../../kernel/tracepoint.js';
 import { disableFprobe, enableFprobe, Fprobe, registerFprobe, unregisterFprobe } from '../../ftrace/fprobe.js';
 import { TRACE_ENTRY_SIZE, writeCommonHeader, type OutputContext } from '../event_type.js';
@@ -179,10 +180,21 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
     } else this.detach();
   }
 
+  /** A `t:` probe on a module's tracepoint: attached when the module comes (if it is to be armed), detached when it goes. */
+  moduleChanged(module: string, state: ModuleState): void {
+    if (!this.loc.tracepoint) return;
+    const rt = this.reg.runtime;
+    if (!rt) return;
+    if (state === 'coming' && !this.fp && (this.atDefinition || this.event.enabled)) this.attach(rt);
+    else if (state === 'going' && this.fp && rt.kernel.symbols.byName(`__probestub_${this.loc.symbol}`)[0]?.module === module) this.detach();
+  }
+
   private attach(rt: DynEventRuntime): void {
     if (this.fp) return;
     const { tp, loc } = this;
     const kernel = rt.kernel;
+    // a tracepoint of a module not loaded: the probe waits for it
+    if (loc.tracepoint && !kernel.symbols.byName(`__probestub_${loc.symbol}`).length) return;
     const fp = new Fprobe({
       name: `${tp.group}/${tp.name}`,
       entryDataSize: tp.isReturn ? tp.entryArgs.length * 8 : 0,

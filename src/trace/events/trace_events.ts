@@ -17,6 +17,7 @@ import type { Tracing } from '../tracing.js';
 import { ArrayEvents } from './array_events.js';
 import { hasOption } from './array_hooks.js';
 import { type InternalEventSpec, loadCatalogue } from './catalogue.js';
+import { followModuleEvents } from './module_events.js';
 import type { EventFile, PendingRecord } from './event_file.js';
 import type { FilterInput } from './filter/predicate.js';
 import type { PrintEnv } from './print_fmt/value.js';
@@ -79,7 +80,6 @@ export class TraceEvents {
   private readonly builders = new Map<TraceEventType, RecordBuilder>();
   private readonly syscalls: SyscallTracepoints;
   private forkProbes?: { fork: TracepointProbe<never>; free: TracepointProbe<never> };
-  private modulesCache?: { table: SymbolTable; names: Set<string> };
 
   constructor(readonly tracing: Tracing) {
     this.kernel = tracing.kernel;
@@ -103,6 +103,7 @@ export class TraceEvents {
       this.order.push(type);
       this.regs.set(type, this.syscalls.registrationFor(type) ?? this.tracepointRegistration(type));
     }
+    followModuleEvents(this, env);
     // ftrace/* events the core did not define (hwlat, mmiotrace...): their directories still show their formats.
     for (const spec of cat.internal) {
       if (tracing.eventTypes.byId(spec.id) || tracing.eventTypes.get(spec.system, spec.name)) continue;
@@ -189,6 +190,21 @@ export class TraceEvents {
     return type;
   }
 
+  /** Every trace array's event state made so far. */
+  allArrays(): IterableIterator<ArrayEvents> {
+    return this.arrays.values();
+  }
+
+  /** Whether `type` could be removed once switched off (no soft mode, no triggers, no open file). */
+  removableWhenOff(type: TraceEventType): boolean {
+    for (const ae of this.arrays.values()) {
+      const f = ae.peek(type);
+      if (f && (f.smRef > 0 || f.triggers.length > 0)) return false;
+      if (ae.typeListener?.canRemove && !ae.typeListener.canRemove(type)) return false;
+    }
+    return true;
+  }
+
   /** Whether removeEventType() would succeed now (not enabled, no triggers, no open file). */
   removable(type: TraceEventType): boolean {
     for (const ae of this.arrays.values()) if (ae.busy(type)) return false;
@@ -229,13 +245,9 @@ export class TraceEvents {
   }
 
   moduleLoaded(module: string): boolean {
-    const table = this.symbols();
-    if (!table) return false;
-    if (this.modulesCache?.table !== table) {
-      this.modulesCache = { table, names: new Set(table.functions.map((f) => f.module).filter((m): m is string => !!m)) };
-    }
-    return this.modulesCache.names.has(module);
+    return this.kernel.symbols.hasModule(module);
   }
+
 
   // ------------------------------------------------------------ recording
 
@@ -292,7 +304,8 @@ export class TraceEvents {
     return b;
   }
 
-  private tracepointRegistration(type: TraceEventType): EventRegistration {
+  /** Its tracepoint's probe while some array has `type` on. */
+  tracepointRegistration(type: TraceEventType): EventRegistration {
     const probe: TracepointProbe<Readonly<Record<string, unknown>>> = (ctx, args) => this.fire(type, ctx, args);
     return {
       register: () => this.tracepoints.register(type.name, probe),
