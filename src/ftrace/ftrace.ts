@@ -57,6 +57,7 @@ import { RethookCore } from './rethook.js';
 import { MatchType, ftraceMatch, parseFilterRegex } from './glob.js';
 import { StackTracer } from './stack_tracer.js';
 import { FtraceTasks } from './task_state.js';
+import { ModuleDirectCalls } from './ftrace_direct.js';
 import { TrampolineSpace } from './trampolines.js';
 
 /** Records that keep their bits when their count drops to zero. */
@@ -102,6 +103,8 @@ export class Ftrace {
   readonly graphHashes = new GraphHashes();
   /** The commands set_ftrace_filter knows (ftrace_commands). */
   readonly commands = new FtraceCommands();
+  /** Loaded modules' direct calls (register_ftrace_direct()). */
+  readonly directCalls: ModuleDirectCalls;
 
   /** The ftrace core of a kernel: one per kernel (it takes over the executor's __fentry__ call). */
   constructor(readonly kernel: Kernel) {
@@ -126,6 +129,7 @@ export class Ftrace {
     this.fprobeBackend = kernel.profile.fprobeBackend === 'rethook' ? new FprobeRethook(this) : new FprobeGraph(this);
     this.stackTracer = new StackTracer(this);
     this.profiler = new FunctionProfiler(this);
+    this.directCalls = new ModuleDirectCalls(this);
   }
 
   // ------------------------------------------------------------------ dispatch

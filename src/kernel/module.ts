@@ -63,6 +63,19 @@ export interface ModuleFiring {
   args: Readonly<Record<string, string | number>>;
 }
 
+/**
+ * A direct call a module attaches to a kernel function (register_ftrace_direct()):
+ * its trampoline calls `fn`, which trace_printk()s what `print` names — the
+ * task the function wakes (`wakee`), or its three first arguments (`args`).
+ */
+export interface ModuleDirectCall {
+  target: string;
+  fn: string;
+  print: 'wakee' | 'args';
+  /** The text before what it prints. */
+  text: string;
+}
+
 export interface ModuleDef {
   /** The module's name as the kernel knows it (`trace_printk`; modprobe also takes `trace-printk`). */
   name: string;
@@ -74,6 +87,8 @@ export interface ModuleDef {
   init?: readonly ModuleCall[];
   /** Its trace events (events/<system>/ while it is loaded). */
   events?: readonly ModuleEventDef[];
+  /** The direct calls it attaches to kernel functions while loaded. */
+  direct?: readonly ModuleDirectCall[];
   /** What its kernel thread does each second while the module is loaded. */
   thread?: { fn: string; fires: readonly ModuleFiring[] };
 }

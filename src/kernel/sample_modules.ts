@@ -87,5 +87,35 @@ const TRACE_EVENTS_SAMPLE: ModuleDef = {
   },
 };
 
+/** samples/ftrace: a direct call on wake_up_process() that prints the task it wakes. */
+const FTRACE_DIRECT: ModuleDef = {
+  name: 'ftrace_direct',
+  symbols: [
+    { name: 'my_direct_func', type: 't', size: 0x30, traceable: true },
+    { name: 'my_tramp', type: 't', size: 0x40 },
+    { name: 'ftrace_direct_exit', type: 't', size: 0x20 },
+    { name: 'cleanup_module', type: 't', size: 0x20 },
+    { name: 'direct', type: 'd', size: 0xe0 },
+    { name: '__this_module', type: 'd', size: 0x500 },
+  ],
+  printkFormats: ['waking up %s-%d\n'],
+  direct: [{ target: 'wake_up_process', fn: 'my_direct_func', print: 'wakee', text: 'waking up ' }],
+};
+
+/** samples/ftrace: a direct call on handle_mm_fault() that prints its arguments. */
+const FTRACE_DIRECT_TOO: ModuleDef = {
+  name: 'ftrace_direct_too',
+  symbols: [
+    { name: 'my_direct_func', type: 't', size: 0x40, traceable: true },
+    { name: 'my_tramp', type: 't', size: 0x50 },
+    { name: 'ftrace_direct_exit', type: 't', size: 0x20 },
+    { name: 'cleanup_module', type: 't', size: 0x20 },
+    { name: 'direct', type: 'd', size: 0xe0 },
+    { name: '__this_module', type: 'd', size: 0x500 },
+  ],
+  printkFormats: ['handle mm fault vma=%p address=%lx flags=%x regs=%p\n'],
+  direct: [{ target: 'handle_mm_fault', fn: 'my_direct_func', print: 'args', text: 'handle mm fault ' }],
+};
+
 /** What /lib/modules holds for the emulated kernel. */
-export const SAMPLE_MODULES: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE];
+export const SAMPLE_MODULES: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE, FTRACE_DIRECT, FTRACE_DIRECT_TOO];

@@ -110,3 +110,16 @@ describe('module events', () => {
     await echo(fs, 'dynamic_events', '\n');
   });
 });
+
+describe('direct calls', () => {
+  it('ftrace-direct: a direct ops on wake_up_process while loaded, printing the task it wakes', async () => {
+    const { kernel, read } = setup();
+    kernel.modules.load('ftrace-direct');
+    expect(await read('enabled_functions')).toMatch(/^wake_up_process \(1\) R {3}D /m);
+    const task = kernel.tasks.kthreads[0]!;
+    kernel.call(kernel.cpus[0]!.curr, 'wake_up_process', [task.addr]);
+    expect(await read('trace')).toContain(`my_direct_func: waking up ${task.comm}-${task.pid}`);
+    kernel.modules.unload('ftrace_direct');
+    expect(await read('enabled_functions')).toBe('');
+  });
+});
