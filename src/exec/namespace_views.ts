@@ -1,13 +1,12 @@
 /**
  * What a daemon serves besides its tracefs, for `exec` namespaces: the
  * emulated debugfs as a second FUSE mount, and the files shown at system
- * paths — fixed texts as files, live ones (kallsyms and /proc/modules,
- * which follow module loads, sysctls, /proc/interrupts) through a third FUSE mount — all
+ * paths (kallsyms and /proc/modules, which follow module loads, sysctls,
+ * /proc/version, /proc/interrupts), live through a third FUSE mount — both
  * next to the mount's state files.
  * The control command `namespace` tells `exec` where they are.
  */
-import { mkdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmdirSync } from 'node:fs';
 import { registerControlCommand } from '../daemon/control.js';
 import { statePaths } from '../daemon/state.js';
 import { type MountedTracefs, mountTracefs } from '../fuse/mount.js';
@@ -25,25 +24,18 @@ interface LiveView {
   fops: FileOps;
 }
 
-/** A view: fixed text (written once next to the state files), or a live file. */
-type SystemView = Buffer | string | LiveView;
-
 /**
  * Files the emulator shows in place of the host kernel's (/proc, /sys), by
  * path; undefined when the emulated kernel has no such view (the namespace
  * then keeps a shadow or the host's file, with a warning).
  */
-const SYSTEM_VIEWS: Record<string, (emu: Emulator) => SystemView | undefined> = {
+const SYSTEM_VIEWS: Record<string, (emu: Emulator) => LiveView | undefined> = {
   '/proc/kallsyms': (e) => ({ perm: 0o444, fops: procKallsyms(e.kernel) }),
   '/proc/modules': (e) => ({ perm: 0o444, fops: procModules(e.kernel) }),
   '/proc/version': (e) => ({ perm: 0o444, fops: procVersion(e.kernel) }),
   '/proc/interrupts': () => ({ perm: 0o444, fops: procInterrupts(hostInterrupts) }),
   '/proc/sys/kernel/stack_tracer_enabled': (e) => ({ perm: 0o644, fops: procStackTracerEnabled(e.ftrace) }),
 };
-
-function isLive(v: SystemView): v is LiveView {
-  return typeof v === 'object' && !Buffer.isBuffer(v);
-}
 
 /** The file name a view's path gets in the views directory or mount. */
 function viewName(path: string): string {
@@ -70,7 +62,7 @@ export async function serveNamespaceViews(
   mountpoint: string,
   opts: { log?: (m: string) => void; autoUnmount?: boolean } = {},
 ): Promise<NamespaceViews> {
-  const { debugfs: debugDir, views: viewDir, proc: liveDir } = statePaths(mountpoint);
+  const { debugfs: debugDir, proc: liveDir } = statePaths(mountpoint);
   const debugfs = await mountTracefs(emulator.debugfs, debugDir, {
     fuseOptions: ['fsname=debugfs', 'subtype=debugfs'],
     autoUnmount: opts.autoUnmount,
@@ -79,19 +71,12 @@ export async function serveNamespaceViews(
   const views: Record<string, string> = {};
   let live: MountedTracefs | undefined;
   try {
-    mkdirSync(viewDir, { recursive: true });
     const liveRoot = new Dir('', 0o755);
     for (const [path, make] of Object.entries(SYSTEM_VIEWS)) {
       const view = make(emulator);
       if (view === undefined) continue;
-      if (isLive(view)) {
-        liveRoot.add(new File(viewName(path), view.perm, view.fops));
-        views[path] = `${liveDir}/${viewName(path)}`;
-        continue;
-      }
-      const file = join(viewDir, viewName(path));
-      writeFileSync(file, view);
-      views[path] = file;
+      liveRoot.add(new File(viewName(path), view.perm, view.fops));
+      views[path] = `${liveDir}/${viewName(path)}`;
     }
     if (liveRoot.children.size > 0) {
       live = await mountTracefs(new Tracefs(liveRoot, emulator.kernel, undefined, emulator.taskOf), liveDir, {
@@ -114,7 +99,6 @@ export async function serveNamespaceViews(
       try {
         await Promise.all([debugfs.unmount(), live?.unmount()]);
       } finally {
-        rmSync(viewDir, { recursive: true, force: true });
         for (const d of [debugDir, liveDir]) {
           try {
             rmdirSync(d); // only once unmounted and empty
