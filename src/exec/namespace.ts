@@ -237,10 +237,7 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
   if (!views.has('/proc/kallsyms')) warnings.push("the daemon gives no symbol view: /proc/kallsyms is the host kernel's");
   // /proc itself cannot be shadowed: a view of a /proc file the host kernel has not (/proc/modules without CONFIG_MODULES) is left out.
   for (const target of [...views.keys()]) {
-    if (dirname(target) === '/proc' && !facts.exists(target)) {
-      views.delete(target);
-      warnings.push(`${target} does not exist on this host: the emulator's view of it is not shown`);
-    }
+    if (dirname(target) === '/proc' && !facts.exists(target)) views.delete(target);
   }
   for (const [target, source] of [...views].sort(([a], [b]) => (a < b ? -1 : 1))) {
     ensure(target, 'file');

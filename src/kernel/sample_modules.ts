@@ -4,7 +4,7 @@
  * shows them once loaded (init code already freed), which of its functions
  * ftrace can trace, and its trace_printk() formats.
  */
-import type { ModuleDef, ModuleFiring } from './module.js';
+import type { ModuleDef, ModuleDirectCall, ModuleFiring } from './module.js';
 
 const TRACE_PRINTK: ModuleDef = {
   name: 'trace_printk',
@@ -87,35 +87,33 @@ const TRACE_EVENTS_SAMPLE: ModuleDef = {
   },
 };
 
-/** samples/ftrace: a direct call on wake_up_process() that prints the task it wakes. */
-const FTRACE_DIRECT: ModuleDef = {
-  name: 'ftrace_direct',
-  symbols: [
-    { name: 'my_direct_func', type: 't', size: 0x30, traceable: true },
-    { name: 'my_tramp', type: 't', size: 0x40 },
-    { name: 'ftrace_direct_exit', type: 't', size: 0x20 },
-    { name: 'cleanup_module', type: 't', size: 0x20 },
-    { name: 'direct', type: 'd', size: 0xe0 },
-    { name: '__this_module', type: 'd', size: 0x500 },
-  ],
-  printkFormats: ['waking up %s-%d\n'],
-  direct: [{ target: 'wake_up_process', fn: 'my_direct_func', print: 'wakee', text: 'waking up ' }],
-};
+/** A samples/ftrace direct-call module: its direct function, the trampoline calling it, its exit. */
+function directSample(name: string, fnSize: number, printkFormat: string, direct: ModuleDirectCall): ModuleDef {
+  return {
+    name,
+    symbols: [
+      { name: 'my_direct_func', type: 't', size: fnSize, traceable: true },
+      { name: 'my_tramp', type: 't', size: fnSize + 0x10 },
+      { name: 'ftrace_direct_exit', type: 't', size: 0x20 },
+      { name: 'cleanup_module', type: 't', size: 0x20 },
+      { name: 'direct', type: 'd', size: 0xe0 },
+      { name: '__this_module', type: 'd', size: 0x500 },
+    ],
+    printkFormats: [printkFormat],
+    direct: [direct],
+  };
+}
 
-/** samples/ftrace: a direct call on handle_mm_fault() that prints its arguments. */
-const FTRACE_DIRECT_TOO: ModuleDef = {
-  name: 'ftrace_direct_too',
-  symbols: [
-    { name: 'my_direct_func', type: 't', size: 0x40, traceable: true },
-    { name: 'my_tramp', type: 't', size: 0x50 },
-    { name: 'ftrace_direct_exit', type: 't', size: 0x20 },
-    { name: 'cleanup_module', type: 't', size: 0x20 },
-    { name: 'direct', type: 'd', size: 0xe0 },
-    { name: '__this_module', type: 'd', size: 0x500 },
-  ],
-  printkFormats: ['handle mm fault vma=%p address=%lx flags=%x regs=%p\n'],
-  direct: [{ target: 'handle_mm_fault', fn: 'my_direct_func', print: 'args', text: 'handle mm fault ' }],
-};
+/** A direct call on wake_up_process() that prints the task it wakes. */
+const FTRACE_DIRECT = directSample('ftrace_direct', 0x30, 'waking up %s-%d\n', { target: 'wake_up_process', fn: 'my_direct_func', print: 'wakee', text: 'waking up ' });
+
+/** A direct call on handle_mm_fault() that prints its arguments. */
+const FTRACE_DIRECT_TOO = directSample('ftrace_direct_too', 0x40, 'handle mm fault vma=%p address=%lx flags=%x regs=%p\n', {
+  target: 'handle_mm_fault',
+  fn: 'my_direct_func',
+  print: 'args',
+  text: 'handle mm fault ',
+});
 
 /** What /lib/modules holds for the emulated kernel. */
 export const SAMPLE_MODULES: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE, FTRACE_DIRECT, FTRACE_DIRECT_TOO];
