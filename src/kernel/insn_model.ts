@@ -4,28 +4,27 @@
  * at `func+offs` is accepted on an instruction boundary and refused with
  * EILSEQ inside an instruction.
  *
- * The model, deterministic per function:
+ * The built-in models know the real kernel's text (kernel_text.ts): its
+ * decoding, endbr64 and the sites it will not patch. Elsewhere (modules, a
+ * host's kernel), a model, deterministic per function:
  *  - an IBT kernel starts functions that may be called indirectly with
  *    endbr64 (4 bytes): traceable ones whose __fentry__ call is at +4, and,
  *    for the others (whose prologue we cannot see), global ones;
  *  - a traceable function then has its 5-byte __fentry__ call;
  *  - the rest is a sequence of instructions whose lengths follow the
  *    distribution measured on the real 7.2 kernel (probing every offset of
- *    a few functions), drawn from a generator seeded by the function's name;
- *  - for the functions probed on the real kernel (insn-boundaries data of
- *    the built-in model), the real boundaries, as far as they were probed.
- * So `vfs_read` accepts +0, +4 (after endbr64), +9 (after the call), 16 …
- * and `do_sys_openat2` (no endbr64) +0, +5 …, as the real kernel does.
+ *    a few functions), drawn from a generator seeded by the function's name.
  */
+import type { KernelText, ReservedText } from './kernel_text.js';
 import type { KernelFunction } from './symbols.js';
 
 export const ENDBR64_LEN = 4;
 const FENTRY_CALL_LEN = 5;
 
-/** Real boundaries of a function, known up to (not including) offset `upto`. */
-export interface KnownBoundaries {
-  upto: number;
-  offsets: readonly number[];
+/** The real text of vmlinux, from `start` (_stext); loaded when first asked. */
+export interface TextSource {
+  start: bigint;
+  load(): KernelText;
 }
 
 /**
@@ -47,17 +46,33 @@ const LENGTH_WEIGHTS: readonly [number, number][] = [
 ];
 const WEIGHT_TOTAL = LENGTH_WEIGHTS.reduce((s, [, w]) => s + w, 0);
 
-/** Whether the function starts with endbr64 (arch_adjust_kprobe_addr() then moves an entry probe to +4). */
-export function hasEndbr(fn: KernelFunction): boolean {
-  if (fn.traceable) return fn.fentryOffset === ENDBR64_LEN;
-  return fn.type === 'T' || fn.type === 'W';
-}
-
 export class InsnModel {
   private readonly cache = new WeakMap<KernelFunction, Uint8Array>();
+  private loaded?: KernelText;
 
-  /** @param known real boundaries by function name (vmlinux functions only). */
-  constructor(private readonly known: ReadonlyMap<string, KnownBoundaries> = new Map()) {}
+  constructor(private readonly source?: TextSource) {}
+
+  /** The real text and `fn`'s offset in it, when the model has the text and `fn` is in it. */
+  private textOf(fn: KernelFunction): { text: KernelText; at: number } | undefined {
+    if (!this.source || fn.module || fn.addr < this.source.start) return undefined;
+    const text = (this.loaded ??= this.source.load());
+    const at = Number(fn.addr - this.source.start);
+    return at < text.size ? { text, at } : undefined;
+  }
+
+  /** Whether the function starts with endbr64 (arch_adjust_kprobe_addr() then moves an entry probe to +4). */
+  hasEndbr(fn: KernelFunction): boolean {
+    const t = this.textOf(fn);
+    if (t) return t.text.startsWithEndbr(t.at);
+    if (fn.traceable) return fn.fentryOffset === ENDBR64_LEN;
+    return fn.type === 'T' || fn.type === 'W';
+  }
+
+  /** Code at `offset` in `fn` that the kernel will not patch (check_kprobe_address_safe()), if known. */
+  reserved(fn: KernelFunction, offset: number): ReservedText | undefined {
+    const t = this.textOf(fn);
+    return t?.text.reserved(t.at + offset);
+  }
 
   /**
    * Whether an instruction starts at `offset` in `fn` (0 <= offset < size).
@@ -68,13 +83,20 @@ export class InsnModel {
     if (!Number.isInteger(offset) || offset < 0) return false;
     if (offset === 0) return true;
     if (offset >= fn.size) return false;
+    const t = this.textOf(fn);
+    if (t) return t.text.isInsnStart(t.at + offset);
     return this.map(fn)[offset] === 1;
   }
 
   /** All instruction start offsets of `fn` (for tests and listings). */
   boundaries(fn: KernelFunction): number[] {
-    const m = this.map(fn);
     const out: number[] = [];
+    const t = this.textOf(fn);
+    if (t) {
+      for (let i = 0; i < fn.size; i++) if (t.text.isInsnStart(t.at + i)) out.push(i);
+      return out;
+    }
+    const m = this.map(fn);
     for (let i = 0; i < m.length; i++) if (m[i]) out.push(i);
     return out;
   }
@@ -93,14 +115,8 @@ export class InsnModel {
     const m = new Uint8Array(size);
     m[0] = 1;
     let pc = 0;
-    const known = fn.module ? undefined : this.known.get(fn.name);
-    if (known) {
-      for (const o of known.offsets) if (o < size) m[o] = 1;
-      pc = Math.max(0, ...known.offsets.filter((o) => o < Math.min(size, known.upto)));
-    } else {
-      if (hasEndbr(fn)) pc = mark(m, ENDBR64_LEN);
-      if (fn.traceable) pc = mark(m, fn.fentryOffset + FENTRY_CALL_LEN);
-    }
+    if (this.hasEndbr(fn)) pc = mark(m, ENDBR64_LEN);
+    if (fn.traceable) pc = mark(m, fn.fentryOffset + FENTRY_CALL_LEN);
     // From the last known boundary on, draw instruction lengths.
     const rand = mulberry32(fnv1a(fn.name));
     for (;;) {

@@ -9,7 +9,7 @@ import { InsnModel } from './insn_model.js';
 import { KprobeBlacklist } from './kprobe_blacklist.js';
 import { profileOf, type Series } from './series.js';
 import type { KallsymsTable } from './symbol_table.js';
-import { builtinBtf, builtinCallSites, builtinInsnBoundaries, builtinKprobeBlacklist, builtinModuleBtf, builtinSymbols } from './symbols_builtin.js';
+import { builtinBtf, builtinCallSites, builtinText, builtinKprobeBlacklist, builtinModuleBtf, builtinSymbols } from './symbols_builtin.js';
 
 /** Symbols and types of another kernel than the built-in models (the machine's: `hostSymbolSource`). */
 export interface SymbolProvider {
@@ -49,7 +49,11 @@ const callSites = new WeakMap<object, CallSites>();
 export function loadInsnModel(source: SymbolSource, series: Series): InsnModel {
   const key = source === 'builtin' ? modelSeries(series) : source;
   let m = insnModels.get(key);
-  if (!m) insnModels.set(key, (m = new InsnModel(source === 'builtin' ? builtinInsnBoundaries(modelSeries(series)) : new Map())));
+  if (!m) {
+    const load = source === 'builtin' ? builtinText(modelSeries(series)) : undefined;
+    const start = load && builtinSymbols(modelSeries(series)).lookupName('_stext', '')?.addr;
+    insnModels.set(key, (m = new InsnModel(load && start !== undefined ? { start, load } : undefined)));
+  }
   return m;
 }
 

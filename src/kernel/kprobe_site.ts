@@ -9,7 +9,7 @@
  * Name resolution (unknown symbol, non-unique symbol, `module:symbol`) is the
  * probe parser's business and is done before this.
  */
-import { hasEndbr, ENDBR64_LEN, type InsnModel } from './insn_model.js';
+import { ENDBR64_LEN, type InsnModel } from './insn_model.js';
 import type { KprobeBlacklist } from './kprobe_blacklist.js';
 import type { KallsymsTable } from './symbol_table.js';
 import type { KernelFunction } from './symbols.js';
@@ -31,7 +31,7 @@ interface KprobeSiteErr {
   ok: false;
   errno: 'EINVAL' | 'EILSEQ' | 'ENOENT';
   /** Which check refused it. */
-  why: 'notrace' | 'no-symbol' | 'not-text' | 'blacklist' | 'cfi-preamble' | 'insn-boundary';
+  why: 'notrace' | 'no-symbol' | 'not-text' | 'blacklist' | 'reserved' | 'cfi-preamble' | 'insn-boundary';
 }
 
 export type KprobeSite = KprobeSiteOk | KprobeSiteErr;
@@ -59,7 +59,7 @@ export function kprobeSite(k: KprobeSiteDeps, addr: bigint, notraceCheck = true)
   // arch_adjust_kprobe_addr(): an entry probe skips endbr64.
   let offset = hit.offset;
   let onFuncEntry = offset === 0;
-  if (fn && hasEndbr(fn)) {
+  if (fn && k.insns.hasEndbr(fn)) {
     onFuncEntry = offset === 0 || offset === ENDBR64_LEN;
     if (onFuncEntry) offset = ENDBR64_LEN;
   }
@@ -67,6 +67,8 @@ export function kprobeSite(k: KprobeSiteDeps, addr: bigint, notraceCheck = true)
 
   if (!fn || !isText(t, at)) return { ok: false, errno: 'EINVAL', why: 'not-text' };
   if (k.kprobeBlacklist.contains(at)) return { ok: false, errno: 'EINVAL', why: 'blacklist' };
+  // jump label, static call and BUG() sites
+  if (k.insns.reserved(fn, offset)) return { ok: false, errno: 'EINVAL', why: 'reserved' };
   if (fn.name.startsWith('__pfx_') || fn.name.startsWith('__cfi_')) return { ok: false, errno: 'EINVAL', why: 'cfi-preamble' };
   if (!k.insns.isInsnBoundary(fn, offset)) return { ok: false, errno: 'EILSEQ', why: 'insn-boundary' };
   return { ok: true, addr: at, fn, offset, onFuncEntry, ftrace: fn.traceable && offset === fn.fentryOffset };

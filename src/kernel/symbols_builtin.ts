@@ -9,7 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync } from 'node:zlib';
 import { Btf } from './btf.js';
-import type { KnownBoundaries } from './insn_model.js';
+import { KernelText } from './kernel_text.js';
 import { DEFAULT_SERIES, profileOf, type Series } from './series.js';
 import { withLoadableModules } from './module.js';
 import { SAMPLE_MODULES } from './sample_modules.js';
@@ -77,11 +77,10 @@ export function builtinKprobeBlacklist(series: Series): string {
   return existsSync(path) ? readBrotli(path).toString('latin1') : '';
 }
 
-/** Real instruction boundaries of the functions probed offset by offset on the real kernel. */
-export function builtinInsnBoundaries(series: Series): Map<string, KnownBoundaries> {
-  const path = join(seriesDir(series), 'insn-boundaries.json');
-  if (!existsSync(path)) return new Map();
-  return new Map(Object.entries(JSON.parse(readFileSync(path, 'utf8')) as Record<string, KnownBoundaries>));
+/** The real kernel's text (text.bin.br): a loader, if shipped for the series. */
+export function builtinText(series: Series): (() => KernelText) | undefined {
+  const path = join(seriesDir(series), 'text.bin.br');
+  return existsSync(path) ? () => new KernelText(readBrotli(path)) : undefined;
 }
 
 /** The real kernel's direct calls (call-sites.bin.br), if shipped for the series. */

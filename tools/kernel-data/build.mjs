@@ -7,7 +7,7 @@
 //
 //   node tools/kernel-data/build.mjs --census CENSUS/7.2 --out data/kernel-7.2 \
 //        [--modules-dir DIR --modules failover,net_failover,virtio_net,virtio_blk]
-//        [--blacklist FILE] [--insn FILE] [--vmlinuz FILE]
+//        [--blacklist FILE] [--vmlinuz FILE]
 //
 // Output (all brotli):
 //   symbols.bin.br   every kallsyms symbol (kallsyms order), the traceable
@@ -25,10 +25,7 @@
 //                    callee symbol), so that return addresses read as on the
 //                    real kernel (ksys_read+0x7b/0x110 <- vfs_read); format:
 //                    see src/kernel/call_sites.ts
-//   insn-boundaries.json  from --insn: lines `FUNC OFFSET ok|<error>` of
-//                    `echo "p:kp FUNC+OFFSET" > kprobe_events` on the real
-//                    kernel (tools/kernel-data/probe-offsets.sh): the real
-//                    instruction boundaries of those functions
+// (text.bin.br, the kernel's decoded text, is tools/kernel-data/text.mjs's.)
 // The input is checked: rendering the tables back must give the census
 // files byte for byte.
 import { readFileSync, writeFileSync, mkdirSync, existsSync } from 'node:fs';
@@ -51,7 +48,6 @@ if (!census || !out) {
 const modulesDir = arg('modules-dir');
 const moduleNames = (arg('modules', '') || '').split(',').filter(Boolean);
 const blacklistFile = arg('blacklist');
-const insnFile = arg('insn');
 const vmlinuzFile = arg('vmlinuz');
 // Where module memory starts (the x86_64 module area is 0xffffffffc0000000 up).
 const MODULE_BASE = 0xffffffffc0a00000n;
@@ -202,7 +198,6 @@ files['vmlinux.btf.br'] = br(readFileSync(join(census, 'btf-vmlinux')));
 for (const mod of modules) if (mod.btf) files[`${mod.name}.btf.br`] = br(mod.btf);
 if (blacklistFile) files['kprobe-blacklist.txt.br'] = br(Buffer.from(rebaseBlacklist(readFileSync(blacklistFile, 'latin1')), 'latin1'));
 if (vmlinuzFile) files['call-sites.bin.br'] = br(callSites(vmlinuzFile));
-if (insnFile) files['insn-boundaries.json'] = Buffer.from(insnBoundaries(readFileSync(insnFile, 'latin1')));
 let total = 0;
 for (const [f, b] of Object.entries(files)) {
   writeFileSync(join(out, f), b);
@@ -234,20 +229,6 @@ function rebaseBlacklist(text) {
       return `${hex(BigInt('0x' + m[1]) - delta)}-${hex(BigInt('0x' + m[2]) - delta)}\t${m[3]}\n`;
     })
     .join('');
-}
-
-/** {func: {upto, offsets}} from probe-offsets.sh output. */
-function insnBoundaries(text) {
-  const out = {};
-  for (const l of text.split('\n')) {
-    const m = /^(\S+) (\d+) (.*)$/.exec(l);
-    if (!m) continue;
-    const f = (out[m[1]] ??= { upto: 0, offsets: [] });
-    const off = Number(m[2]);
-    f.upto = Math.max(f.upto, off + 1);
-    if (m[3] === 'ok') f.offsets.push(off);
-  }
-  return JSON.stringify(out) + '\n';
 }
 
 /** The vmlinux ELF inside a bzImage (zstd payload, as Debian builds it). */

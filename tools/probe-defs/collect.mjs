@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // Collects the differential table of probe definitions from a real kernel.
 //
-//   node tools/probe-defs/collect.mjs --series 7.2 [--raw out.txt] [--from-raw out.txt]
+//   node tools/probe-defs/collect.mjs --series 7.2 [--raw out.txt] [--from-raw out.txt] [--extra snippet.sh]
 //
+// --extra appends a shell snippet to the same boot, after the table (its
+// output follows the @@DONE line of the raw output: one boot for several
+// questions).
 // Generates one shell script for every row of rows.mjs, runs it once through
 // the kernel oracle (one boot; $KERNEL_ORACLE, else ../shared/tools/kernel-oracle
 // beside the repository), parses the output and writes
@@ -101,6 +104,8 @@ echo "@@KERNEL $(uname -r) $(nproc)"
     out.push('echo "@@END"');
   }
   out.push('echo "@@DONE"');
+  const extra = opt('--extra');
+  if (extra) out.push(readFileSync(extra, 'latin1'));
   return out.join('\n') + '\n';
 }
 

@@ -6,7 +6,6 @@
  */
 import { BtfError } from '../../kernel/btf.js';
 import type { Kernel } from '../../kernel/kernel.js';
-import { hasEndbr } from '../../kernel/insn_model.js';
 import { kprobeSite } from '../../kernel/kprobe_site.js';
 import type { KernelFunction, KernelSymbol } from '../../kernel/symbols.js';
 import { globMatch } from '../../kernel/glob_match.js';
@@ -21,8 +20,8 @@ interface ProbeEnvExtras {
 
 const symView = (s: KernelSymbol): KsymView => s;
 
-function fnView(f: KernelFunction): KfuncView {
-  return { name: f.name, addr: f.addr, size: f.size, type: f.type, module: f.module, traceable: f.traceable, fentryOffset: f.fentryOffset, endbr: hasEndbr(f) };
+function fnView(f: KernelFunction, kernel: Kernel): KfuncView {
+  return { name: f.name, addr: f.addr, size: f.size, type: f.type, module: f.module, traceable: f.traceable, fentryOffset: f.fentryOffset, endbr: kernel.insns.hasEndbr(f) };
 }
 
 /** Glob characters of glob_match(); a plain name is looked up directly. */
@@ -55,7 +54,7 @@ function kernelKallsymsEnv(kernel: Kernel): KallsymsEnv {
       const hit = t.lookup(addr);
       if (!hit || hit.offset !== 0) return undefined;
       const f = t.byName(hit.sym.name, hit.sym.module ?? '').find((x) => x.addr === addr);
-      return f ? fnView(f) : undefined;
+      return f ? fnView(f, kernel) : undefined;
     },
     moduleLoaded: (name) => t.hasModule(name),
     countTraceable(glob) {
