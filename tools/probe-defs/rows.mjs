@@ -556,4 +556,48 @@ for (const a of ['arg=COMM', 'arg=current', 'arg=dfd', 'arg=filename:ustring', '
 add(D, 'e syscalls/sys_enter_openat foo');
 add(D, 'e:ep sched.sched_switch a=prev_comm b=next_pid c=$prev_state');
 
+// ---------------------------------------------------------------- %pd / %pD rewritten before parsing
+// The error_log entry of a rejected definition shows the rewritten arguments,
+// and the caret points into them.
+sec('pd-errlog');
+for (const d of [
+  'f:ev1 dput+4 $stack3:%pD file->f_path.dentry arg_1=%dx x=count:u8',
+  't:my_probe kmem_cache_alloc child->comm:string:%pd prev->comm',
+  'p:g/e _raw_spin_lock @jiffies:%pd $retval:x8[4] x=$arg4:x32',
+  'p:kp vfs_read a=%di:%pd b=%zz', 'p:kp vfs_read b=%zz a=%di:%pd', 'p:kp vfs_read a=%zz:%pd',
+  'p:kp vfs_read a=%di:%pD b=$arg9', 'p:kp vfs_read $arg1:%pD b=%zz', 'p:kp vfs_read $arg* a=%di:%pd c=%zz',
+  'p:kp vfs_read a=%di:%pd $retval', 'p:kp vfs_read a=%di:%pd:u8', 'p:kp vfs_read a=%di:%pd a=%si',
+  'p:kp vfs_read %di:%pd %zz', 'p:kp vfs_read a=%di:%pd b=%si:%pD c=%zz', 'p:kp vfs_read+9 a=%di:%pd b=%zz',
+  'p:kp vfs_read a=+0(%di):%pd b=+0(%di):%pd c=+0(%di):%pd d=+0(%di):%pd e=+0(%di):%pd f=+0(%di):%pd g=%zz',
+  `p:kp vfs_read ${Array.from({ length: 8 }, (_, i) => `a${i}=+0(+0(%di)):%pD`).join(' ')} z=%zz`,
+  'r:kr vfs_read a=%ax:%pd $arg9', 'r:kr vfs_read $retval:%pd b=%zz', 'r:kr vfs_read a=$retval:%pD $stack99999',
+  'f:fp vfs_read file:%pD count->x', 'f:fp vfs_read%return $retval:%pd file->nosuch', 'f:fp vfs_read $arg2:%pd $arg9',
+  'f:fp vfs_read a=file:%pD b=%ax', 'f:fp dput+4 $arg1:%pd', 'f:fp dput $arg1:%pd x=$arg1:%pD y=dentry->nosuch',
+  't:tp kfree ptr:%pd nosuch', 't:tp sched_switch prev:%pD prev->nosuch', 't:tp kfree a=$arg1:%pd $retval',
+  'e:ep sched.sched_switch a=$prev_pid:%pd b=$nosuch', 'e:ep sched.sched_switch b=$nosuch a=$prev_pid:%pd',
+  `p:ue ${UPATH}:${UOFF} a=%ax:%pd b=%zz`, `p:ue ${UPATH}:${UOFF} b=%zz a=%ax:%pD`,
+]) add(D, d);
+add(K, 'p:kp vfs_read a=%di:%pd b=%zz');
+add(K, 'r:kr vfs_read a=%ax:%pD $arg1 b=%zz');
+
+// ---------------------------------------------------------------- return probes at the entry (+4 after endbr64)
+sec('retprobe-entry');
+for (const d of [
+  'r:ev1 trace_event_raw_event_sched_switch+4', 'r:ev1 trace_event_raw_event_sched_switch+4 x=%zz',
+  'r:ev1 trace_event_raw_event_sched_switch+4 $retval', 'r:ev1 trace_event_raw_event_sched_switch+0 x=%zz',
+  'r:ev1 trace_event_raw_event_sched_switch+2 x=%zz', 'r:ev1 trace_event_raw_event_sched_switch+5 x=%zz',
+  'p:ev1 trace_event_raw_event_sched_switch+4 $arg1', 'p:ev1 trace_event_raw_event_sched_switch $arg1',
+  'r do_sys_openat2+4', 'r do_sys_openat2+5', 'r mutex_lock+4', 'r _raw_spin_lock+4 x=%zz', 'r native_sched_clock+4 x=%zz',
+  'r seq_read_iter+4 $retval', 'r:kr ksys_read+4 x=%zz', 'r:kr vfs_read+9', 'p:kp mutex_lock+4 $arg1',
+]) add(K, d);
+
+// ---------------------------------------------------------------- instruction boundaries and text the kernel will not patch
+sec('insn-boundary');
+for (const d of [
+  'p seq_read_iter+16 @jiffies:u8', 'p seq_read_iter+15', 'p seq_read_iter+17', 'p seq_read_iter+20', 'p seq_read_iter+25',
+  'p:g/e mutex_lock+16', 'p:g/e mutex_lock+13', 'p:g/e mutex_lock+14', 'p:g/e mutex_lock+18', 'p:g/e mutex_lock+10',
+  'p:g/e mutex_lock+9', 'p:g/e mutex_lock+12', 'p:g/e mutex_lock+28', 'r:g/e mutex_lock+16',
+  'p _raw_spin_lock+9', 'p _raw_spin_lock+10', 'p _raw_spin_lock+12', 'p _raw_spin_lock+16', 'p ksys_read+16', 'p ksys_read+23',
+]) add(K, d);
+
 export default rows;

@@ -174,8 +174,11 @@ function expandDentryArgs(argv: string[], offs: DentryOffsets): KRet {
 /**
  * The arguments of a kprobe or fprobe (argv from index 2): `$arg*` and `%pd`
  * expanded, at most MAX_TRACE_ARGS of them (E2BIG), then each parsed.
+ * Without `$arg` expansion, `%pd` is rewritten in `argv` itself, the words
+ * the error log rebuilds its command from: a rejected definition shows the
+ * rewritten text, as on the kernel.
  */
-export function parseFunctionProbeArgs(argv: readonly string[], ctx: ParseContext): ProbeArgs | ErrnoName {
+export function parseFunctionProbeArgs(argv: string[], ctx: ParseContext): ProbeArgs | ErrnoName {
   const { log, env } = ctx;
   let args = argv.slice(2);
   const expanded = expandMetaArgs(args, ctx);
@@ -188,6 +191,7 @@ export function parseFunctionProbeArgs(argv: readonly string[], ctx: ParseContex
   }
   const d = expandDentryArgs(args, dentryOffsets(env));
   if (d) return d;
+  if (!expanded) argv.splice(2, args.length, ...args);
   const pa = new ProbeArgs(args.length);
   for (let i = 0; i < args.length; i++) {
     log.setIndex(i + 2);
