@@ -27,9 +27,13 @@ const KNOWN: Record<string, string> = {
   '7.2 p:kp _raw_spin_lock+41': 'paravirt call patched into call + nop',
   '7.2 p:kp do_exit+63': 'paravirt save_fl patched into pushf; pop',
   '7.2 p:kp do_exit+64': 'paravirt save_fl patched into pushf; pop',
+  '6.12 p:kp _raw_spin_lock+41': 'paravirt call patched into call + nop',
+  '6.12 p:kp _raw_spin_lock+74': 'paravirt call patched into call + nop',
+  '6.12 p:kp do_exit+51': 'paravirt save_fl patched into pushf; pop',
+  '6.12 p:kp do_exit+52': 'paravirt save_fl patched into pushf; pop',
 };
 
-describe.each(['7.2'] as Series[])('kprobe offsets on %s', (series) => {
+describe.each(['7.2', '6.12'] as Series[])('kprobe offsets on %s', (series) => {
   const lines = readFileSync(new URL(`../fixtures/kprobe-offsets-${series}.txt`, import.meta.url), 'latin1').trim().split('\n');
   const { env } = testProbeEnv(series);
 

@@ -31,12 +31,6 @@ interface Row {
 const table = (series: Series): { cpus: number; rows: Row[] } =>
   JSON.parse(readFileSync(new URL(`../fixtures/probe-defs.${series}.json`, import.meta.url), 'latin1'));
 
-/** Rows whose answer the emulated kernel's data does not hold (as in probe-defs.test.ts). */
-const KNOWN: Record<string, string> = {
-  '6.12 p vfs_read+99999': 'mid-instruction on the real kernel; the insn model only guesses there',
-  '7.3 p vfs_read+99999': 'an instruction boundary on the real kernel; the insn model only guesses there',
-};
-
 const unhash = (s: string): string => s.replace(/(^|[ _])0x[0-9a-f]{16}\b/g, '$10xHASH');
 
 /** One write(2) of the whole text, appending (`cat /tmp/d >> file`). */
@@ -84,8 +78,7 @@ describe.each(SERIES)('probe definitions through the files on %s', (series) => {
   const { cpus, rows } = table(series);
   let emu: Emulator | undefined;
   for (const row of rows) {
-    const known = KNOWN[`${series} ${row.def}`];
-    it.skipIf(known !== undefined)(`${row.id} ${JSON.stringify(row.def).slice(0, 90)}`, async () => {
+    it(`${row.id} ${JSON.stringify(row.def).slice(0, 90)}`, async () => {
       emu = await emptied(emu, series, cpus);
       const { fs, kernel } = emu;
       const expand = (def: string): string =>

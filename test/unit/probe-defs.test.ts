@@ -54,19 +54,6 @@ function load(series: Series): Row[] {
   return JSON.parse(readFileSync(new URL(`../fixtures/probe-defs.${series}.json`, import.meta.url), 'latin1')).rows as Row[];
 }
 
-/** Rows whose answer the emulated kernel's data does not hold, by series and definition. */
-const KNOWN: Record<string, string> = {
-  '6.12 p vfs_read+99999':
-    'lands in path_openat+1583, mid-instruction on the real kernel; the insn model (kernel/insn_model.ts) only guesses there',
-  '7.3 p vfs_read+99999':
-    'lands in vfs_rename+0x30f, an instruction boundary on the real kernel; the insn model (kernel/insn_model.ts) only guesses there',
-};
-
-/** Why a row cannot be checked here (visible as a skipped test). */
-function skipReason(row: Row, series: Series): string | undefined {
-  return KNOWN[`${series} ${row.def}`];
-}
-
 describe.each(SERIES)('probe definitions on %s', (series) => {
   const rows = load(series);
   const { env } = testProbeEnv(series);
@@ -76,8 +63,7 @@ describe.each(SERIES)('probe definitions on %s', (series) => {
   });
 
   for (const row of rows) {
-    const skip = skipReason(row, series);
-    it.skipIf(skip !== undefined)(`${row.id} ${JSON.stringify(row.def).slice(0, 100)}${skip ? ` (${skip})` : ''}`, () => {
+    it(`${row.id} ${JSON.stringify(row.def).slice(0, 100)}`, () => {
       const reg = new DynEventRegistry(env);
       // addresses differ from the real kernel's (KASLR): use the emulated kernel's
       const expand = (def: string): string =>
