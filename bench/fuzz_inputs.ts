@@ -3,17 +3,12 @@
  * grammar of what the file accepts (and almost accepts), mutated now and
  * then, next to random bytes. Deterministic for a given random stream.
  */
+import { Rng } from '../src/kernel/rng.js';
 
-/** mulberry32: a small seeded generator. */
+/** A stream of uniform numbers in [0, 1) from a seed (the kernel's own generator). */
 export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const g = new Rng(seed, 'fuzz');
+  return () => g.next();
 }
 
 export type Rand = () => number;
