@@ -38,6 +38,8 @@ command -v xz >/dev/null 2>&1 || missing="$missing xz-utils"
 command -v trace-cmd >/dev/null 2>&1 || missing="$missing trace-cmd"
 command -v perf >/dev/null 2>&1 || missing="$missing linux-perf"
 command -v kprobe-perf >/dev/null 2>&1 || missing="$missing perf-tools-unstable"
+# A program of the tests' own built against Debian's libtracefs (its headers and libtraceevent's).
+[ -e /usr/include/tracefs/tracefs.h ] && [ -e /usr/include/traceevent/event-parse.h ] || missing="$missing libtracefs-dev libtraceevent-dev"
 if [ -n "$missing" ]; then
   [ "$(id -u)" = 0 ] || die "missing packages:$missing (run this script as root, or: apt-get install$missing)"
   command -v apt-get >/dev/null 2>&1 || die "missing packages:$missing, and no apt-get to install them"

@@ -10,16 +10,19 @@
  * daemon, which drains the FIFO before serving any request, knows of the
  * call before anything the caller does next.
  *
- *   syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... -- CMD [ARG]...
+ *   syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--hide PATH]... -- CMD [ARG]...
  *
  * --served: a directory (or file) whose calls the emulator already sees as
  * FUSE requests; opens and symlinks there are not reported (chdir is: FUSE
  * never hears of it).
  * --fs: a mount(2) of a TYPE filesystem (tracefs, debugfs) is answered by
  * the supervisor, never by the host kernel: PATH, the emulator's mount of
- * it, is bound at the target instead (a tool that finds no "tracefs" in
- * /proc/mounts — the emulator's shows as fuse.tracefs — mounts one itself,
- * as libtracefs does, and must get the emulator's, not the host's).
+ * it, is bound at the target instead (a tool that finds no tracefs mounted
+ * mounts one itself, as libtracefs does, and must get the emulator's, not
+ * the host's).
+ * --hide: a mount the namespace made for itself (a shadow directory, a view
+ * bound over a /proc file): left out of the mount tables below.
+ * An open of a mount table is answered by the supervisor (mount_tables.c).
  *
  * Line format, one write(2) each (< PIPE_BUF, so lines of concurrent
  * supervisors never mix): space-separated numbers, then three tab-separated
@@ -102,6 +105,10 @@ static struct {
 	const char *path;
 } emulated[MAX_FS];
 static int nemulated;
+
+#define MAX_HIDDEN 64
+static const char *hidden[MAX_HIDDEN];
+static int nhidden;
 
 /* ---- the filter ----------------------------------------------------------- */
 
@@ -514,6 +521,8 @@ static void handle(const struct seccomp_notif *req)
 	report(req, ret, a, exists ? &st : NULL, s0, s1, abs);
 }
 
+#include "mount_tables.c"
+
 static void supervise(int listener)
 {
 	listener_fd = listener;
@@ -537,8 +546,11 @@ static void supervise(int listener)
 				int err = 0, go_on = 1;
 				if (req->data.nr == NR_MOUNT)
 					go_on = emulate_mount(req, &err);
-				else
+				else {
 					handle(req);
+					if (answer_mount_table(req))
+						continue;
+				}
 				memset(resp, 0, sz.seccomp_notif_resp);
 				resp->id = req->id;
 				if (go_on)
@@ -560,7 +572,7 @@ static void supervise(int listener)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... -- CMD [ARG]...\n");
+	fprintf(stderr, "usage: syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--hide PATH]... -- CMD [ARG]...\n");
 	exit(2);
 }
 
@@ -580,6 +592,10 @@ int main(int argc, char **argv)
 			memcpy(emulated[nemulated].type, argv[i], (size_t)(eq - argv[i]));
 			emulated[nemulated].type[eq - argv[i]] = 0;
 			emulated[nemulated++].path = eq + 1;
+		} else if (!strcmp(argv[i], "--hide") && i + 1 < argc) {
+			if (nhidden < MAX_HIDDEN)
+				hidden[nhidden++] = argv[i + 1];
+			i++;
 		} else
 			usage();
 	}

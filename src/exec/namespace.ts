@@ -83,7 +83,10 @@ function hostShadows(facts: HostFacts, cpus?: number): Record<string, string> {
 }
 
 const TRACEFS_TARGETS = ['/sys/kernel/tracing', '/sys/kernel/debug/tracing'];
+/** The filesystem name of a daemon's live views (another daemon's are not to be seen inside either). */
+export const LIVE_VIEWS_FS = 'emu-proc';
 const DEBUGFS_TARGET = '/sys/kernel/debug';
+const KERNEL_MOUNT_FLAGS = 'nosuid,nodev,noexec';
 
 /** A mount as the namespace plan needs it. */
 type MountEntry = Pick<MountInfo, 'mountPoint' | 'fstype' | 'source'>;
@@ -185,7 +188,7 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
   };
 
   const own = new Set([spec.tracefs, spec.debugfs, spec.liveViews].filter((p): p is string => !!p));
-  // Other tracefs/debugfs mounts go first, deepest first (a bind on top of them would be hidden by their
+  // Other tracefs/debugfs mounts (and other daemons' views) go first, deepest first (a bind on top of them would be hidden by their
   // removal); and any mount whose /proc/mounts line names tracefs, which would come before ours for
   // `grep tracefs /proc/mounts | head -1`, unless the command needs what it holds.
   const names = (m: MountEntry) => /tracefs/.test(`${m.source} ${m.mountPoint} ${m.fstype}`);
@@ -196,7 +199,7 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     }
   }
   const others = facts.mounts
-    .filter((m) => !own.has(m.mountPoint) && (isTraceMount(m) || (names(m) && !needed(m))))
+    .filter((m) => !own.has(m.mountPoint) && (isTraceMount(m) || m.fstype === `fuse.${LIVE_VIEWS_FS}` || (names(m) && !needed(m))))
     .map((m) => m.mountPoint)
     .filter((p, i, a) => a.indexOf(p) === i)
     .sort((a, b) => b.split('/').length - a.split('/').length || (a < b ? 1 : -1));
@@ -221,6 +224,8 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     );
   }
   binds.push(`mount --bind ${shq(spec.tracefs)} ${shq(debugTracingTarget)}`);
+  // The flags a kernel's tracefs and debugfs mounts have (systemd's sys-kernel-tracing.mount and sys-kernel-debug.mount).
+  for (const target of [tracingTarget, ...(spec.debugfs ? [DEBUGFS_TARGET] : []), debugTracingTarget]) binds.push(`mount -o remount,bind,${KERNEL_MOUNT_FLAGS} ${shq(target)}`);
   // The mounts at their daemon's places are not to be seen inside (once everything is bound from them).
   const mounted = new Set(facts.mounts.map((m) => m.mountPoint));
   const hide = [...own].filter((p) => mounted.has(p) && ![...TRACEFS_TARGETS, DEBUGFS_TARGET].includes(p)).map((p) => `umount -l ${shq(p)}`);
@@ -244,6 +249,8 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     binds.push(`mount --bind ${shq(source)} ${shq(target)}`);
   }
   sh.push(...prepare, ...binds, ...hide);
+  // The namespace's own mounts, which the mount tables it shows leave out (what is mounted on them goes too).
+  const ownMounts = [...shadowed, ...views.keys()];
   // Never let a write meant for the emulator reach the host kernel: each view must now be a bind from elsewhere.
   sh.push('fs_dev() { stat -c %d "$1"; }', 'PROC_DEV=$(fs_dev /proc) SYS_DEV=$(fs_dev /sys)');
   for (const target of [...views.keys()].sort()) {
@@ -260,6 +267,7 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     if (nonRoot(text)) continue;
     files.push({ path: `etc/${name}`, content: `${text.replace(/\n?$/, '\n')}${line}\n` });
     sh.push(`mount --bind "$R/etc/${name}" /etc/${name}`);
+    ownMounts.push(`/etc/${name}`);
   }
 
   // Tools.
@@ -279,9 +287,11 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
   if (watcher && spec.eventsFifo) {
     // What the daemon serves is seen as FUSE requests: only calls elsewhere are reported (and every chdir).
     const served = [...TRACEFS_TARGETS, DEBUGFS_TARGET, ...[...views].filter(([, src]) => spec.liveViews && src.startsWith(`${spec.liveViews}/`)).map(([t]) => t)];
-    // A mount(2) of tracefs or debugfs (libtracefs makes one when /proc/mounts shows no "tracefs") binds ours instead.
+    // A mount(2) of tracefs or debugfs binds ours instead; its mount tables show ours as the kernel's filesystems.
     const fs = [`tracefs=${tracingTarget}`, `debugfs=${DEBUGFS_TARGET}`];
-    sh.push(`exec ${shq(watcher)} ${shq(spec.eventsFifo)} ${served.map((p) => `--served ${shq(p)}`).join(' ')} ${fs.map((f) => `--fs ${shq(f)}`).join(' ')} -- "$@"`);
+    ownMounts.push(facts.sbin);
+    const args = [...served.map((p) => `--served ${shq(p)}`), ...fs.map((f) => `--fs ${shq(f)}`), ...ownMounts.map((p) => `--hide ${shq(p)}`)];
+    sh.push(`exec ${shq(watcher)} ${shq(spec.eventsFifo)} ${args.join(' ')} -- "$@"`);
   } else {
     if (spec.eventsFifo) warnings.push('no syscall_watch program (a C compiler builds it): system calls outside the mount are not seen');
     sh.push('exec "$@"');

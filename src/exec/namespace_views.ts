@@ -17,6 +17,7 @@ import { procInterrupts, procKallsyms, procModules, procStackTracerEnabled, proc
 import { Dir, File, type FileOps } from '../tracefs/node.js';
 import { Tracefs } from '../tracefs/tracefs.js';
 import type { DaemonInfo } from './exec.js';
+import { LIVE_VIEWS_FS } from './namespace.js';
 
 /** A file the daemon serves live (each read and write through the emulated kernel). */
 interface LiveView {
@@ -80,7 +81,7 @@ export async function serveNamespaceViews(
     }
     if (liveRoot.children.size > 0) {
       live = await mountTracefs(new Tracefs(liveRoot, emulator.kernel, undefined, emulator.taskOf), liveDir, {
-        fuseOptions: ['fsname=emu-proc', 'subtype=emu-proc'],
+        fuseOptions: [`fsname=${LIVE_VIEWS_FS}`, `subtype=${LIVE_VIEWS_FS}`],
         autoUnmount: opts.autoUnmount,
         log: opts.log,
       });

@@ -4,7 +4,7 @@
  * there, else compiled once into ~/.cache/tracefs-emu with the machine's cc.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { dataDir } from '../kernel/symbols_builtin.js';
@@ -21,7 +21,9 @@ export function nativeHelper(dir: string, name: string): string | undefined {
   }
   const src = join(root, 'native', dir, `${name}.c`);
   const built = join(root, 'build', name);
-  const fresh = (bin: string) => existsSync(bin) && (!existsSync(src) || statSync(bin).mtimeMs >= statSync(src).mtimeMs);
+  // The program's sources: its file and the ones it includes from its directory.
+  const sources = existsSync(src) ? readdirSync(dirname(src)).filter((f) => /\.[ch]$/.test(f)).map((f) => join(dirname(src), f)) : [];
+  const fresh = (bin: string) => existsSync(bin) && sources.every((s) => statSync(bin).mtimeMs >= statSync(s).mtimeMs);
   if (fresh(built)) return built;
   if (!existsSync(src)) return undefined;
   const cache = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'tracefs-emu');

@@ -73,12 +73,15 @@ describe('the exec namespace plan', () => {
     expect(at(/^mount --bind '\/srv\/checkout\/mount' '\/sys\/kernel\/tracing'$/)).toBeGreaterThan(at(/umount -l '\/sys\/kernel\/debug' /));
   });
 
-  it('binds tracefs at /sys/kernel/tracing before anything else, then debugfs and its tracing dir', () => {
+  it('binds tracefs at /sys/kernel/tracing before anything else, then debugfs and its tracing dir, with a kernel\'s mount flags', () => {
     const mounts = lines.filter((l) => l.startsWith('mount '));
-    expect(mounts.slice(0, 3)).toEqual([
+    expect(mounts.slice(0, 6)).toEqual([
       "mount --bind '/srv/checkout/mount' '/sys/kernel/tracing'",
       "mount --bind '/run/emu/debugfs' '/sys/kernel/debug'",
       "mount --bind '/srv/checkout/mount' '/sys/kernel/debug/tracing'",
+      "mount -o remount,bind,nosuid,nodev,noexec '/sys/kernel/tracing'",
+      "mount -o remount,bind,nosuid,nodev,noexec '/sys/kernel/debug'",
+      "mount -o remount,bind,nosuid,nodev,noexec '/sys/kernel/debug/tracing'",
     ]);
     expect(lines).toContain("umount -l '/srv/checkout/mount'");
     expect(lines).toContain("umount -l '/run/emu/debugfs'");
@@ -122,7 +125,14 @@ describe('the exec namespace plan', () => {
     const live = { ...spec, liveViews: '/run/emu/proc', eventsFifo: '/run/emu/events', views: { ...spec.views, '/proc/version': '/run/emu/proc/proc_version' } };
     const p = planNamespace(live, facts(), '/rt', shim, [], '/opt/emu/syscall_watch');
     const l = p.script.split('\n');
-    expect(l[l.length - 2]).toBe("exec '/opt/emu/syscall_watch' '/run/emu/events' --served '/sys/kernel/tracing' --served '/sys/kernel/debug/tracing' --served '/sys/kernel/debug' --served '/proc/version' --fs 'tracefs=/sys/kernel/tracing' --fs 'debugfs=/sys/kernel/debug' -- \"$@\"");
+    expect(l[l.length - 2]).toBe(
+      "exec '/opt/emu/syscall_watch' '/run/emu/events' --served '/sys/kernel/tracing' --served '/sys/kernel/debug/tracing' --served '/sys/kernel/debug' --served '/proc/version' --fs 'tracefs=/sys/kernel/tracing' --fs 'debugfs=/sys/kernel/debug' " +
+        // the namespace's own mounts, which its mount tables leave out: shadowed directories, views, the helpers' overlay
+        "--hide '/proc/sys/debug' --hide '/proc/sys/kernel' --hide '/proc/kallsyms' --hide '/proc/version' --hide '/proc/sys/kernel/ftrace_enabled' " +
+        "--hide '/proc/sys/kernel/stack_tracer_enabled' --hide '/proc/sys/kernel/traceoff_on_warning' --hide '/proc/sys/kernel/ftrace_dump_on_oops' " +
+        "--hide '/proc/sys/kernel/tracepoint_printk' --hide '/proc/sys/debug/kprobes-optimization' --hide '/proc/sys/kernel/sched_rt_runtime_us' " +
+        "--hide '/sys/devices/system/cpu/cpu1/online' --hide '/usr/sbin' -- \"$@\"",
+    );
     // without a FIFO or without the program: the command itself, with a warning for the missing program
     expect(planNamespace(spec, facts(), '/rt', shim, [], '/opt/emu/syscall_watch').script).toMatch(/\nexec "\$@"\n$/);
     const noProg = planNamespace(live, facts(), '/rt', shim);

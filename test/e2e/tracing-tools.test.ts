@@ -1,0 +1,117 @@
+/**
+ * Real tracing tools, unmodified, through `tracefs-emu exec`: what they
+ * look up of the machine (the mount table libtracefs reads) and what they
+ * do with the emulator (a libtracefs program of our own, Debian's
+ * libtracefs).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { syscallWatcher } from '../../src/exec/namespace.js';
+
+const REPO = resolve(import.meta.dirname, '../..');
+const CLI = join(REPO, 'bin', 'tracefs-emu.js');
+
+function why(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root (mount namespaces)';
+  if (!existsSync('/dev/fuse')) return 'no /dev/fuse';
+  if (!existsSync(join(REPO, 'dist', 'src', 'cli', 'index.js'))) return 'not built (npm run build)';
+  if (!syscallWatcher()) return 'no C compiler for the syscall watcher (which shows the mount tables)';
+  return undefined;
+}
+const skip = why();
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function runFile(file: string, args: string[], env?: NodeJS.ProcessEnv, timeout = 60_000): Promise<Result> {
+  return new Promise((ok) => {
+    execFile(file, args, { env, timeout }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      ok({ code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+/** Entry point of an ELF program as readelf prints it (where add_remove_uprobe.tc puts its uprobe). */
+function entryPoint(path: string): Promise<string | undefined> {
+  return runFile('readelf', ['-h', path]).then((r) => /Entry point address:\s+(0x[0-9a-f]+)/.exec(r.stdout)?.[1]);
+}
+
+describe.skipIf(!!skip)(`tracing tools under exec${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let base: string;
+  let mnt: string;
+  let env: NodeJS.ProcessEnv;
+  const exec = (argv: string[], timeout?: number) => runFile(process.execPath, [CLI, 'exec', '--mount', mnt, '--', ...argv], env, timeout);
+
+  beforeAll(async () => {
+    base = mkdtempSync(join(tmpdir(), 'e2e-tools-'));
+    mnt = join(base, 'mnt');
+    env = { ...process.env, TRACEFS_EMU_STATE_DIR: join(base, 'state') };
+    const r = await runFile(process.execPath, [CLI, 'mount', mnt, '--daemon'], env);
+    expect(r.code, r.stderr).toBe(0);
+  });
+
+  afterAll(async () => {
+    await runFile(process.execPath, [CLI, 'unmount', mnt], env);
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  it('the mount tables show the emulator as a kernel shows tracefs and debugfs, and none of the namespace\'s own mounts', async () => {
+    const r = await exec([
+      'sh',
+      '-c',
+      'grep -w -e tracefs -e debugfs /proc/mounts; echo; grep -w -e tracefs -e debugfs /proc/self/mountinfo | cut -d" " -f3-; echo; ' +
+        'cmp /proc/mounts /proc/$$/mounts && cmp /proc/self/mountinfo /proc/thread-self/mountinfo && echo same; ' +
+        'grep -c -e emu- -e fuse /proc/self/mountinfo; findmnt -n -o FSTYPE,SOURCE /sys/kernel/tracing',
+    ]);
+    expect(r.stdout, r.stderr).toMatch(
+      new RegExp(
+        [
+          'tracefs /sys/kernel/tracing tracefs rw,nosuid,nodev,noexec,relatime 0 0',
+          'debugfs /sys/kernel/debug debugfs rw,nosuid,nodev,noexec,relatime 0 0',
+          'tracefs /sys/kernel/debug/tracing tracefs rw,nosuid,nodev,noexec,relatime 0 0',
+          '',
+          '\\d+:\\d+ / /sys/kernel/tracing rw,nosuid,nodev,noexec,relatime - tracefs tracefs rw',
+          '\\d+:\\d+ / /sys/kernel/debug rw,nosuid,nodev,noexec,relatime - debugfs debugfs rw',
+          '\\d+:\\d+ / /sys/kernel/debug/tracing rw,nosuid,nodev,noexec,relatime - tracefs tracefs rw',
+          '',
+          'same',
+          '0',
+          'tracefs tracefs',
+          '',
+        ].join('\n').replace(/\n/g, '\\n') + '$',
+      ),
+    );
+    // Mount points of the real table: a mountinfo line's parent is a mount the table shows.
+    const info = await exec(['cat', '/proc/self/mountinfo']);
+    const lines = info.stdout.trim().split('\n').map((l) => l.split(' '));
+    const ids = new Set(lines.map((f) => f[0]));
+    expect(lines.filter((f) => f[4] !== '/' && !ids.has(f[1]))).toEqual([]);
+  });
+
+  const header = '/usr/include/tracefs/tracefs.h';
+  it.skipIf(!existsSync(header))('a libtracefs program finds the tracing directory, and makes and removes an instance, a synthetic event, an eprobe and a uprobe', async () => {
+    const bin = join(base, 'libtracefs-client');
+    const flags = await runFile('pkg-config', ['--cflags', '--libs', 'libtracefs']);
+    expect(flags.code, flags.stderr).toBe(0);
+    const cc = await runFile(process.env.CC ?? 'cc', ['-O2', '-o', bin, join(REPO, 'test/e2e/programs/libtracefs-client.c'), ...flags.stdout.trim().split(/\s+/)]);
+    expect(cc.code, cc.stderr).toBe(0);
+    const entry = await entryPoint('/bin/sh');
+    expect(entry).toBeDefined();
+    const r = await exec([bin, '/bin/sh', entry!]);
+    expect(r.stdout, r.stderr).toBe(
+      [
+        'tracing_dir /sys/kernel/tracing',
+        ...['instance_create', 'instance_destroy', 'local_events', 'synth_alloc', 'synth_create', 'synth_destroy', 'eprobe_create', 'eprobe_destroy', 'uprobe_create', 'uprobe_destroy'].map((s) => `${s} ok`),
+        '',
+      ].join('\n'),
+    );
+    expect(r.code).toBe(0);
+  });
+});
