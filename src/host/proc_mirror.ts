@@ -26,6 +26,9 @@ interface Mirrored {
 /** How far up the parent chain a new process's ancestors are mirrored. */
 const MAX_ANCESTORS = 16;
 
+/** How many exited processes are remembered for their late requests (see `dead`). */
+const MAX_DEAD = 256;
+
 export class ProcessMirror {
   private initNamed = false;
   /** The process whose request or watched call is being mapped (its lives are the emulator's business). */
@@ -34,6 +37,12 @@ export class ProcessMirror {
   private readonly execNames = new Map<number, string>();
   /** The tasks this mirror made, and what it knows of their processes. */
   private readonly mirrored = new WeakMap<Task, Mirrored>();
+  /**
+   * Processes that exited, by pid, until the pid is reused: a request of
+   * theirs served after their exit was read (sent while they were dying) is
+   * theirs, never a new process's — a zombie is never switched in again.
+   */
+  private readonly dead = new Map<number, Task>();
 
   constructor(
     private readonly k: Kernel,
@@ -76,6 +85,8 @@ export class ProcessMirror {
       return known;
     }
     if (known) this.exited(known);
+    const dead = this.dead.get(pid);
+    if (dead && (!info || info.startTime === this.mirrored.get(dead)?.startTime)) return dead;
     if (info) return this.born(info);
     // Gone already, its fork not reported yet (the proc connector's line comes later): born of the parent the watcher saw.
     if (!known && ppid > 0 && comm !== '<...>') return this.born({ pid, tgid: pid, comm, ppid, cpu: this.k.tasks.get(ppid)?.cpu ?? 0, startTime: Number.MAX_SAFE_INTEGER });
@@ -168,6 +179,7 @@ export class ProcessMirror {
   /** Adds a mirror of a process (leaves its birth to the caller). */
   private adopt(info: ProcInfo, fresh: boolean, parent?: Task): Task {
     const { pid, tgid, comm, ppid, cpu, priority } = info;
+    this.dead.delete(pid);
     const prio = priority !== undefined && priority >= -100 && priority < 40 ? priority + 100 : undefined;
     const leader = tgid !== pid ? this.k.tasks.process(tgid) : undefined;
     const t = this.k.procs.adopt({ pid, tgid, comm, ppid, cpu, prio, state: fresh ? 'R' : 'S' }, leader ?? (fresh && parent && tgid === parent.tgid ? parent : undefined));
@@ -181,13 +193,20 @@ export class ProcessMirror {
   }
 
   /** A mirrored process found gone: it exited, and its parent reaped it. */
-  private exited(t: Task): void {
+  private exited(t: Task, code = 0): void {
+    this.remember(t);
     if (t.exited) {
       this.k.tasks.delete(t.pid);
       return;
     }
-    this.k.procs.exit(t);
+    this.k.procs.exit(t, code);
     this.k.procs.reap(t.pid === t.tgid ? this.k.tasks.get(t.ppid) : undefined, t);
+  }
+
+  private remember(t: Task): void {
+    this.dead.delete(t.pid);
+    this.dead.set(t.pid, t);
+    if (this.dead.size > MAX_DEAD) this.dead.delete(this.dead.keys().next().value!);
   }
 
   /** Checks every mirrored process still exists (called periodically). */
@@ -234,7 +253,6 @@ export class ProcessMirror {
     this.execNames.delete(pid);
     const t = this.k.tasks.process(pid);
     if (!t || t.exited || !this.mirrored.has(t)) return;
-    this.k.procs.exit(t, code);
-    this.k.procs.reap(t.pid === t.tgid ? this.k.tasks.get(t.ppid) : undefined, t);
+    this.exited(t, code);
   }
 }

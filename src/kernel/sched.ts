@@ -181,6 +181,7 @@ export class Scheduler {
    * fresh start), the next task resumes in finish_task_switch.
    */
   schedule(cpu: Cpu, state: PrevState, next: Task = cpu.runqueue[0] ?? cpu.idle, px?: Call, resume = true): void {
+    if (next.exited) next = cpu.idle;
     const prev = cpu.curr;
     if (next === prev) return;
     if (!this.h.deep()) {
@@ -221,6 +222,7 @@ export class Scheduler {
    * resumes.
    */
   switchNow(cpu: Cpu, state: PrevState, next: Task = cpu.runqueue[0] ?? cpu.idle): void {
+    if (next.exited) next = cpu.idle;
     const prev = cpu.curr;
     if (next === prev) return;
     this.switchEvent(prev, next, state);
@@ -245,6 +247,8 @@ export class Scheduler {
    * running task preempted (or idle leaving).
    */
   ensureRunning(task: Task): void {
+    // A task that exited (switched out as a zombie) never runs again.
+    if (task.exited) return;
     const cpu = this.cpuOf(task);
     if (cpu.curr === task) return;
     // Last seen running on another CPU: it went to sleep there (it runs here now).

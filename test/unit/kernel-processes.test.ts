@@ -129,6 +129,30 @@ describe('process mirror', () => {
     expect(evs.find((e) => e.name === 'sched_process_fork')!.args.child_pid).toBe(701);
   });
 
+  it('a request of a process served after its exit was reported is its own: no task named <...>, and the zombie is never switched in again', async () => {
+    const { k, fs, proc, host } = kernelEmu();
+    proc.set({ pid: 750, comm: 'sh', ppid: 1, startTime: 5 });
+    proc.set({ pid: 751, comm: 'trace-cmd', ppid: 750, startTime: 2000 });
+    await fs.readFile('README', caller(751));
+    const task = k.tasks.process(751)!;
+    const evs = recordEvents(k, ['sched_switch']);
+    // The connector reports the exit (its parent reaps it), the host's /proc still shows the zombie or nothing at all.
+    procEventLine(host.mirror, 'X 1 751 751 0');
+    for (const gone of [false, true]) {
+      if (gone) proc.procs.delete(751);
+      await fs.readFile('README', caller(751)).catch(() => undefined);
+    }
+    // Nor does the scheduler switch it in when asked to.
+    k.sched.ensureRunning(task);
+    k.sched.schedule(k.sched.cpuOf(task), 'R', task);
+    const switches = evs.map((e) => e.args as { prev_pid: number; prev_state: number; next_pid: number; next_comm: string; prev_comm: string });
+    expect(switches.some((a) => a.prev_pid === 751 && a.prev_state === 0x20)).toBe(true);
+    const zombie = switches.findIndex((a) => a.prev_pid === 751 && a.prev_state === 0x20);
+    expect(switches.slice(zombie).filter((a) => a.next_pid === 751)).toEqual([]);
+    expect(switches.filter((a) => a.next_comm === '<...>' || a.prev_comm === '<...>')).toEqual([]);
+    expect(k.tasks.process(751)).toBeUndefined();
+  });
+
   it('a reused pid seen before the exit check: the old one exits, then the new one is forked', async () => {
     const { k, fs, proc } = kernelEmu();
     proc.set({ pid: 800, comm: 'sh', ppid: 1, startTime: 5 });
