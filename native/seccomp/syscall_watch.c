@@ -22,7 +22,9 @@
  * the host's).
  * --hide: a mount the namespace made for itself (a shadow directory, a view
  * bound over a /proc file): left out of the mount tables below.
- * An open of a mount table is answered by the supervisor (mount_tables.c).
+ * An open of a mount table is answered by the supervisor (mount_tables.c);
+ * a splice(2) from a served file makes that file O_DIRECT first (see
+ * direct_splice()).
  *
  * Line format, one write(2) each (< PIPE_BUF, so lines of concurrent
  * supervisors never mix): space-separated numbers, then three tab-separated
@@ -90,8 +92,9 @@
 #define NR_MOUNT 165
 #define NR_EXECVE 59
 #define NR_EXECVEAT 322
+#define NR_SPLICE 275
 
-static const unsigned watched[] = {NR_OPEN, NR_CREAT, NR_CHDIR, NR_FCHDIR, NR_SYMLINK, NR_OPENAT, NR_SYMLINKAT, NR_OPENAT2, NR_MOUNT, NR_EXECVE, NR_EXECVEAT};
+static const unsigned watched[] = {NR_OPEN, NR_CREAT, NR_CHDIR, NR_FCHDIR, NR_SYMLINK, NR_OPENAT, NR_SYMLINKAT, NR_OPENAT2, NR_MOUNT, NR_EXECVE, NR_EXECVEAT, NR_SPLICE};
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
 
 #define MAX_SERVED 32
@@ -523,6 +526,31 @@ static void handle(const struct seccomp_notif *req)
 
 #include "mount_tables.c"
 
+/*
+ * splice(2) from a file the emulator serves: FUSE splices a FOPEN_DIRECT_IO
+ * file through the page cache, which a file of size 0 (trace_pipe_raw)
+ * ends at once (every splice returns 0), unless the file is O_DIRECT: then
+ * each splice is a read of the file. The caller's open file gets O_DIRECT
+ * (through a copy of its descriptor: the same open file), and the call goes on.
+ */
+static void direct_splice(const struct seccomp_notif *req)
+{
+	char what[32], path[4096];
+	snprintf(what, sizeof(what), "fd/%d", (int)req->data.args[0]);
+	proc_link((pid_t)req->pid, what, path, sizeof(path));
+	if (!path[0] || !is_served(path))
+		return;
+	int pidfd = (int)syscall(SYS_pidfd_open, req->pid, 0);
+	int fd = pidfd < 0 ? -1 : (int)syscall(SYS_pidfd_getfd, pidfd, (int)req->data.args[0], 0);
+	int fl = fd < 0 ? -1 : fcntl(fd, F_GETFL);
+	if (fl >= 0 && !(fl & O_DIRECT))
+		fcntl(fd, F_SETFL, fl | O_DIRECT);
+	if (fd >= 0)
+		close(fd);
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
 static void supervise(int listener)
 {
 	listener_fd = listener;
@@ -546,6 +574,8 @@ static void supervise(int listener)
 				int err = 0, go_on = 1;
 				if (req->data.nr == NR_MOUNT)
 					go_on = emulate_mount(req, &err);
+				else if (req->data.nr == NR_SPLICE)
+					direct_splice(req);
 				else {
 					handle(req);
 					if (answer_mount_table(req))

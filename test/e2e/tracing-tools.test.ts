@@ -95,6 +95,47 @@ describe.skipIf(!!skip)(`tracing tools under exec${skip ? ` (skipped: ${skip})` 
     expect(lines.filter((f) => f[4] !== '/' && !ids.has(f[1]))).toEqual([]);
   });
 
+  it('splice() from trace_pipe_raw moves whole pages (FUSE would end it at once)', async () => {
+    const py = [
+      'import os',
+      'T = "/sys/kernel/tracing"',
+      'open(T + "/events/sched/sched_switch/enable", "w").write("1")',
+      'for _ in range(40): open(T + "/available_tracers").read()',
+      'open(T + "/events/sched/sched_switch/enable", "w").write("0")',
+      'moved = []',
+      'for cpu in range(os.cpu_count() or 1):',
+      '    try: fd = os.open(f"{T}/per_cpu/cpu{cpu}/trace_pipe_raw", os.O_RDONLY | os.O_NONBLOCK)',
+      '    except FileNotFoundError: break',
+      '    r, w = os.pipe()',
+      '    while True:',
+      '        try: n = os.splice(fd, w, 65536, flags=os.SPLICE_F_NONBLOCK)',
+      '        except BlockingIOError: break',
+      '        if n == 0: break',
+      '        moved.append(n)',
+      '        os.read(r, n)',
+      'print(len(moved) > 0, all(n % 4096 == 0 for n in moved))',
+    ].join('\n');
+    const r = await exec(['python3', '-c', py]);
+    expect(r.stdout, r.stderr).toBe('True True\n');
+  });
+
+  it.skipIf(!existsSync('/usr/bin/trace-cmd'))('trace-cmd stream ends on SIGINT', async () => {
+    // (it reads every event format first: through FUSE that takes a while, so the signal waits for its banner)
+    const out = join(base, 'stream.out');
+    const script = [
+      `stdbuf -oL trace-cmd stream -e sched_switch > ${out} 2>&1 &`,
+      'P=$!',
+      `i=0; until grep -q "Hit Ctrl" ${out} || [ $i -ge 240 ]; do sleep 0.5; i=$((i + 1)); done`,
+      'sleep 1; kill -INT $P',
+      'i=0; while kill -0 $P 2>/dev/null && [ $i -lt 20 ]; do sleep 0.5; i=$((i + 1)); done',
+      'if kill -0 $P 2>/dev/null; then echo still running; kill -KILL $P; pkill -KILL -P $P; else echo ended; fi',
+      'wait',
+      `grep -c "sched_switch: " ${out} | sed "s/^[1-9][0-9]*$/switches/"`,
+    ].join('\n');
+    const r = await exec(['sh', '-c', script], 180_000);
+    expect(r.stdout, readFileSync(out, 'latin1').slice(0, 2000)).toBe('ended\nswitches\n');
+  }, 200_000);
+
   const header = '/usr/include/tracefs/tracefs.h';
   it.skipIf(!existsSync(header))('a libtracefs program finds the tracing directory, and makes and removes an instance, a synthetic event, an eprobe and a uprobe', async () => {
     const bin = join(base, 'libtracefs-client');
