@@ -10,14 +10,6 @@
  */
 #include <sys/mman.h>
 
-static int same_mount_ns(pid_t pid)
-{
-	char p[64], self[64], caller[64];
-	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", pid);
-	ssize_t a = readlink("/proc/self/ns/mnt", self, sizeof(self) - 1), b = readlink(p, caller, sizeof(caller) - 1);
-	return a > 0 && a == b && !memcmp(self, caller, (size_t)a);
-}
-
 /*
  * The process whose mount table an absolute path names (/proc/mounts,
  * /proc/self/..., /proc/thread-self/..., /proc/PID[/task/TID]/...), or 0;

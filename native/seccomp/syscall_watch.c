@@ -19,7 +19,9 @@
  * the supervisor, never by the host kernel: PATH, the emulator's mount of
  * it, is bound at the target instead (a tool that finds no tracefs mounted
  * mounts one itself, as libtracefs does, and must get the emulator's, not
- * the host's).
+ * the host's); debugfs with tracefs on its tracing directory, and an
+ * umount(2) of that debugfs takes its tracing away first, as the kernel's
+ * automount comes and goes.
  * --hide: a mount the namespace made for itself (a shadow directory, a view
  * bound over a /proc file): left out of the mount tables below.
  * An open of a mount table is answered by the supervisor (mount_tables.c);
@@ -93,8 +95,9 @@
 #define NR_EXECVE 59
 #define NR_EXECVEAT 322
 #define NR_SPLICE 275
+#define NR_UMOUNT2 166
 
-static const unsigned watched[] = {NR_OPEN, NR_CREAT, NR_CHDIR, NR_FCHDIR, NR_SYMLINK, NR_OPENAT, NR_SYMLINKAT, NR_OPENAT2, NR_MOUNT, NR_EXECVE, NR_EXECVEAT, NR_SPLICE};
+static const unsigned watched[] = {NR_OPEN, NR_CREAT, NR_CHDIR, NR_FCHDIR, NR_SYMLINK, NR_OPENAT, NR_SYMLINKAT, NR_OPENAT2, NR_MOUNT, NR_EXECVE, NR_EXECVEAT, NR_SPLICE, NR_UMOUNT2};
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
 
 #define MAX_SERVED 32
@@ -398,32 +401,82 @@ static void report(const struct seccomp_notif *req, long ret, const uint64_t a[6
 	}
 }
 
+/* The --fs path of a filesystem type, or NULL. */
+static const char *emulated_path(const char *type)
+{
+	for (int i = 0; i < nemulated; i++)
+		if (!strcmp(type, emulated[i].type))
+			return emulated[i].path;
+	return NULL;
+}
+
+/* Whether `path` is the root of the filesystem mounted at `mnt` (the same directory: a mount of it). */
+static int is_root_of(const char *path, const char *mnt)
+{
+	struct stat a, b;
+	return stat(path, &a) == 0 && stat(mnt, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+static int same_mount_ns(pid_t pid)
+{
+	char p[64], self[64], caller[64];
+	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", pid);
+	ssize_t a = readlink("/proc/self/ns/mnt", self, sizeof(self) - 1), b = readlink(p, caller, sizeof(caller) - 1);
+	return a > 0 && a == b && !memcmp(self, caller, (size_t)a);
+}
+
 /* mount(2) of an emulated filesystem: the emulator's mount bound at the target. 1: not ours (the call goes on). */
 static int emulate_mount(const struct seccomp_notif *req, int *err)
 {
 	pid_t pid = (pid_t)req->pid;
 	const __u64 *arg = req->data.args;
-	char type[32], target[4096], base[4096], abs[4096], ns_self[64], ns_caller[64], p[64];
+	char type[32], target[4096], base[4096], abs[4096];
 	if (!arg[2] || read_string(pid, arg[2], type, sizeof(type)) < 0)
 		return 1;
-	const char *src = NULL;
-	for (int i = 0; i < nemulated; i++)
-		if (!strcmp(type, emulated[i].type))
-			src = emulated[i].path;
+	const char *src = emulated_path(type);
 	/* Only a new mount: remounts and changes of propagation are the mount's own business. */
 	if (!src || (arg[3] & (MS_REMOUNT | MS_BIND | MS_MOVE | MS_SHARED | MS_PRIVATE | MS_SLAVE | MS_UNBINDABLE)))
 		return 1;
 	if (read_string(pid, arg[1], target, sizeof(target)) < 0)
 		return 1;
 	/* The supervisor binds in its own mount namespace: only for a caller in the same one. */
-	snprintf(p, sizeof(p), "/proc/%d/ns/mnt", pid);
-	ssize_t a = readlink("/proc/self/ns/mnt", ns_self, sizeof(ns_self) - 1), b = readlink(p, ns_caller, sizeof(ns_caller) - 1);
-	if (a <= 0 || a != b || memcmp(ns_self, ns_caller, (size_t)a))
+	if (!same_mount_ns(pid))
 		return 1;
 	base_dir(pid, AT_FDCWD, base, sizeof(base));
 	absolute(base, target, abs, sizeof(abs));
-	*err = !strcmp(abs, src) ? 0 : mount(src, abs, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+	/* The same filesystem on the same mount point again: the kernel refuses. */
+	if (is_root_of(abs, src)) {
+		*err = -EBUSY;
+		return 0;
+	}
+	*err = mount(src, abs, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+	/* debugfs has tracefs on its tracing directory (the kernel's automount, made at once). */
+	const char *tracefs = emulated_path("tracefs");
+	if (!*err && !strcmp(type, "debugfs") && tracefs) {
+		char tracing[4200];
+		snprintf(tracing, sizeof(tracing), "%s/tracing", abs);
+		mount(tracefs, tracing, NULL, MS_BIND, NULL);
+	}
 	return 0;
+}
+
+/*
+ * umount(2) of the emulator's debugfs: the tracefs on its tracing directory
+ * goes first, as the kernel expires its automount when debugfs is
+ * unmounted (else the call would fail with EBUSY). The call goes on.
+ */
+static void umount_debugfs(const struct seccomp_notif *req)
+{
+	pid_t pid = (pid_t)req->pid;
+	char target[4096], base[4096], abs[4096], tracing[4200];
+	const char *debugfs = emulated_path("debugfs"), *tracefs = emulated_path("tracefs");
+	if (!debugfs || !tracefs || read_string(pid, req->data.args[0], target, sizeof(target)) < 0 || !same_mount_ns(pid))
+		return;
+	base_dir(pid, AT_FDCWD, base, sizeof(base));
+	absolute(base, target, abs, sizeof(abs));
+	snprintf(tracing, sizeof(tracing), "%s/tracing", abs);
+	if (is_root_of(abs, debugfs) && is_root_of(tracing, tracefs))
+		umount2(tracing, MNT_DETACH);
 }
 
 static void handle(const struct seccomp_notif *req)
@@ -576,6 +629,8 @@ static void supervise(int listener)
 					go_on = emulate_mount(req, &err);
 				else if (req->data.nr == NR_SPLICE)
 					direct_splice(req);
+				else if (req->data.nr == NR_UMOUNT2)
+					umount_debugfs(req);
 				else {
 					handle(req);
 					if (answer_mount_table(req))

@@ -101,11 +101,14 @@ export async function runExec(args: ExecArgs, opts: Partial<ExecOptions> = {}): 
 /** `tracefs-emu ns-helper TOOL ARGS…`: the programs the namespace runs through node. */
 export async function runNsHelper(tool: string, args: string[]): Promise<number> {
   if (tool === 'mount') {
-    // mount --type TYPE -- helper-args…
-    const t = args.indexOf('--type');
-    const type = t >= 0 ? args[t + 1] : 'tracefs';
+    // mount --type TYPE [--sources DIR] -- helper-args…
     const dd = args.indexOf('--');
-    return runMountHelper(type, dd >= 0 ? args.slice(dd + 1) : args.slice(t >= 0 ? t + 2 : 0));
+    const own = dd >= 0 ? args.slice(0, dd) : args;
+    const opt = (name: string) => {
+      const i = own.indexOf(name);
+      return i >= 0 ? own[i + 1] : undefined;
+    };
+    return runMountHelper(opt('--type') ?? 'tracefs', dd >= 0 ? args.slice(dd + 1) : args.slice(own.indexOf('--type') + 2), { sources: opt('--sources') });
   }
   if (tool === 'module') {
     // module TOOL --release RELEASE -- tool-args…

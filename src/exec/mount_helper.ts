@@ -8,10 +8,15 @@
  *   apply them; the options that only the VFS or FUSE understand (rw,
  *   relatime, user_id=, allow_other, …: what `mount` shows of a FUSE mount,
  *   and what 00basic/mount_options.tc hands back) are left out;
- * - a new mount of tracefs or debugfs elsewhere binds the namespace's one.
+ * - a new mount of tracefs or debugfs binds the namespace's one (kept
+ *   aside, so whatever was unmounted the same filesystem comes back), a
+ *   debugfs with tracefs on its tracing directory (the kernel's automount);
+ *   on a mount point that already has it, it fails as the kernel's EBUSY.
  */
 import { spawnSync } from 'node:child_process';
+import { statSync } from 'node:fs';
 import { controlRequest } from '../daemon/control.js';
+import { expectSystemError } from '../host/system_error.js';
 
 interface HelperCall {
   type: string;
@@ -24,10 +29,10 @@ interface HelperCall {
 
 type HelperAction =
   | { kind: 'remount'; fs: 'tracefs' | 'debugfs'; target: string; options: string[] }
-  | { kind: 'bind'; fs: 'tracefs' | 'debugfs'; from: string; to: string; options: string[] }
+  | { kind: 'bind'; fs: 'tracefs' | 'debugfs'; from: string; to: string; options: string[]; automount?: { from: string; to: string } }
   | { kind: 'error'; message: string };
 
-/** Where the namespace has each filesystem (what a new mount of it binds). */
+/** Where the namespace has each filesystem (what a new mount of it binds), without a directory of sources. */
 const NAMESPACE_MOUNTS = { tracefs: '/sys/kernel/tracing', debugfs: '/sys/kernel/debug' } as const;
 
 export function parseHelperArgs(type: string, argv: string[]): HelperCall {
@@ -65,19 +70,39 @@ export function filesystemOptions(options: string[]): string[] {
   });
 }
 
-export function planHelper(call: HelperCall): HelperAction {
+/**
+ * What a call asks. `sources`: the namespace's directory of its tracefs and
+ * debugfs (there whatever the command unmounted); a debugfs comes with
+ * tracefs on its `tracing` directory, as the kernel's automount puts it there.
+ */
+export function planHelper(call: HelperCall, sources?: string): HelperAction {
   const fs = call.type.replace(/^fuse\./, '');
   if (fs !== 'tracefs' && fs !== 'debugfs') return { kind: 'error', message: `unknown filesystem type '${call.type}'` };
   if (!call.target) return { kind: 'error', message: 'no mount point given' };
   const options = filesystemOptions(call.options);
   if (call.options.includes('remount')) return { kind: 'remount', fs, target: call.target, options };
-  return { kind: 'bind', fs, from: NAMESPACE_MOUNTS[fs], to: call.target, options };
+  const from = (f: 'tracefs' | 'debugfs') => (sources ? `${sources}/${f}` : NAMESPACE_MOUNTS[f]);
+  const bind = { kind: 'bind', fs, from: from(fs), to: call.target, options } as const;
+  return fs === 'debugfs' && sources ? { ...bind, automount: { from: from('tracefs'), to: `${call.target.replace(/\/+$/, '')}/tracing` } } : bind;
+}
+
+/** Whether `target` is already the root of the filesystem mounted at `source` (the kernel refuses to stack it there: EBUSY). */
+function mountedThere(source: string, target: string): boolean {
+  try {
+    const a = statSync(source);
+    const b = statSync(target);
+    return a.dev === b.dev && a.ino === b.ino;
+  } catch (e) {
+    expectSystemError(e);
+    return false;
+  }
 }
 
 /** Runs the helper; returns mount's exit status (0, or 32 for a failed mount). */
-export async function runMountHelper(type: string, argv: string[], socket = process.env.TRACEFS_EMU_CONTROL): Promise<number> {
+export async function runMountHelper(type: string, argv: string[], opts: { socket?: string; sources?: string } = {}): Promise<number> {
+  const { socket = process.env.TRACEFS_EMU_CONTROL, sources } = opts;
   const call = parseHelperArgs(type, argv);
-  const action = planHelper(call);
+  const action = planHelper(call, sources);
   const name = `mount.${type}`;
   if (action.kind === 'error') {
     process.stderr.write(`${name}: ${action.message}\n`);
@@ -85,8 +110,13 @@ export async function runMountHelper(type: string, argv: string[], socket = proc
   }
   if (call.fake) return 0;
   if (action.kind === 'bind') {
+    if (mountedThere(action.from, action.to)) {
+      process.stderr.write(`${name}: ${call.target}: ${call.source || action.fs} already mounted on ${call.target}\n`);
+      return 32;
+    }
     const r = spawnSync('mount', ['--bind', action.from, action.to], { stdio: 'inherit' });
     if (r.status !== 0) return 32;
+    if (action.automount) spawnSync('mount', ['--bind', action.automount.from, action.automount.to], { stdio: 'ignore' });
     if (action.options.length === 0) return 0;
   }
   if (action.fs === 'debugfs') {

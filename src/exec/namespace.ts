@@ -87,6 +87,8 @@ const TRACEFS_TARGETS = ['/sys/kernel/tracing', '/sys/kernel/debug/tracing'];
 export const LIVE_VIEWS_FS = 'emu-proc';
 const DEBUGFS_TARGET = '/sys/kernel/debug';
 const KERNEL_MOUNT_FLAGS = 'nosuid,nodev,noexec';
+/** The runtime directory's folder of the namespace's tracefs and debugfs (what mounts of them bind). */
+const FS_SOURCES = 'fs';
 
 /** A mount as the namespace plan needs it. */
 type MountEntry = Pick<MountInfo, 'mountPoint' | 'fstype' | 'source'>;
@@ -149,7 +151,7 @@ function existingAncestor(path: string, facts: HostFacts): string {
  * syscall_watch program, which runs the command when the daemon has a FIFO
  * for what it reports.
  */
-export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: string, shim: Omit<ShimContext, 'gawk'>, keep: string[] = [], watcher?: string): NamespacePlan {
+export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: string, shim: Omit<ShimContext, 'gawk' | 'sources'>, keep: string[] = [], watcher?: string): NamespacePlan {
   const warnings: string[] = [];
   const files: NamespacePlan['files'] = [];
   const sh: string[] = [
@@ -226,6 +228,11 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
   binds.push(`mount --bind ${shq(spec.tracefs)} ${shq(debugTracingTarget)}`);
   // The flags a kernel's tracefs and debugfs mounts have (systemd's sys-kernel-tracing.mount and sys-kernel-debug.mount).
   for (const target of [tracingTarget, ...(spec.debugfs ? [DEBUGFS_TARGET] : []), debugTracingTarget]) binds.push(`mount -o remount,bind,${KERNEL_MOUNT_FLAGS} ${shq(target)}`);
+  // Where a new mount of tracefs or debugfs comes from, whatever the command unmounts (debugfs without its tracing).
+  const sources = join(runtime, FS_SOURCES);
+  for (const [fs, from] of [['tracefs', tracingTarget], ['debugfs', DEBUGFS_TARGET]] as const) {
+    binds.push(`mkdir -p ${shq(`${sources}/${fs}`)}`, `mount --bind ${shq(from)} ${shq(`${sources}/${fs}`)}`);
+  }
   // The mounts at their daemon's places are not to be seen inside (once everything is bound from them).
   const mounted = new Set(facts.mounts.map((m) => m.mountPoint));
   const hide = [...own].filter((p) => mounted.has(p) && ![...TRACEFS_TARGETS, DEBUGFS_TARGET].includes(p)).map((p) => `umount -l ${shq(p)}`);
@@ -250,7 +257,7 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
   }
   sh.push(...prepare, ...binds, ...hide);
   // The namespace's own mounts, which the mount tables it shows leave out (what is mounted on them goes too).
-  const ownMounts = [...shadowed, ...views.keys()];
+  const ownMounts = [...shadowed, ...views.keys(), `${sources}/tracefs`, `${sources}/debugfs`];
   // Never let a write meant for the emulator reach the host kernel: each view must now be a bind from elsewhere.
   sh.push('fs_dev() { stat -c %d "$1"; }', 'PROC_DEV=$(fs_dev /proc) SYS_DEV=$(fs_dev /sys)');
   for (const target of [...views.keys()].sort()) {
@@ -274,7 +281,7 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
   if (basename(facts.binSh) !== 'dash') warnings.push(`/bin/sh is ${facts.binSh}, not dash: some selftests see the shell's path (install dash as /bin/sh)`);
   for (const [tool, why] of NEEDED_TOOLS) if (!facts.which(tool)) warnings.push(`${tool} is missing (${why}): run scripts/setup.sh`);
   if (!facts.loopbackUp) warnings.push('loopback is down: ping 127.0.0.1 fails (trigger tests)');
-  const ctx: ShimContext = { ...shim, gawk: facts.which('gawk') };
+  const ctx: ShimContext = { ...shim, gawk: facts.which('gawk'), sources };
   for (const [name, content] of Object.entries(binShims(ctx))) files.push({ path: `bin/${name}`, content, mode: 0o755 });
   if (ctx.gawk) files.push({ path: 'bin/awk', symlink: ctx.gawk });
   for (const [name, content] of Object.entries(sbinShims(ctx))) files.push({ path: `sbin/${name}`, content, mode: 0o755 });
@@ -288,7 +295,7 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     // What the daemon serves is seen as FUSE requests: only calls elsewhere are reported (and every chdir).
     const served = [...TRACEFS_TARGETS, DEBUGFS_TARGET, ...[...views].filter(([, src]) => spec.liveViews && src.startsWith(`${spec.liveViews}/`)).map(([t]) => t)];
     // A mount(2) of tracefs or debugfs binds ours instead; its mount tables show ours as the kernel's filesystems.
-    const fs = [`tracefs=${tracingTarget}`, `debugfs=${DEBUGFS_TARGET}`];
+    const fs = [`tracefs=${sources}/tracefs`, `debugfs=${sources}/debugfs`];
     ownMounts.push(facts.sbin);
     const args = [...served.map((p) => `--served ${shq(p)}`), ...fs.map((f) => `--fs ${shq(f)}`), ...ownMounts.map((p) => `--hide ${shq(p)}`)];
     sh.push(`exec ${shq(watcher)} ${shq(spec.eventsFifo)} ${args.join(' ')} -- "$@"`);

@@ -16,6 +16,8 @@ export interface ShimContext {
   controlSocket?: string;
   /** Where gawk is, for `awk`. */
   gawk?: string;
+  /** The directory holding the namespace's tracefs and debugfs (`tracefs/`, `debugfs/`), which new mounts of them bind. */
+  sources?: string;
 }
 
 /** POSIX shell quoting. */
@@ -97,7 +99,7 @@ function mountHelper(ctx: ShimContext, type: string): string {
   const sock = ctx.controlSocket ? `TRACEFS_EMU_CONTROL=${shq(ctx.controlSocket)} ` : '';
   return `#!/bin/sh
 # tracefs-emu: mount helper for ${type} inside the exec namespace.
-${sock}exec ${ctx.nsHelper} mount --type ${shq(type)} -- "$@"
+${sock}exec ${ctx.nsHelper} mount --type ${shq(type)}${ctx.sources ? ` --sources ${shq(ctx.sources)}` : ''} -- "$@"
 `;
 }
 

@@ -95,6 +95,56 @@ describe.skipIf(!!skip)(`tracing tools under exec${skip ? ` (skipped: ${skip})` 
     expect(lines.filter((f) => f[4] !== '/' && !ids.has(f[1]))).toEqual([]);
   });
 
+  it('umount, mount and remount of tracefs and debugfs behave as on a kernel (debugfs\'s tracing automount included)', async () => {
+    const mount2 = (what: string, call: string) =>
+      `python3 -c "import ctypes; l = ctypes.CDLL(None, use_errno=True); r = l.${call}; print('${what}', r, ctypes.get_errno() if r else 0)"`;
+    const r = await exec([
+      'sh',
+      '-c',
+      [
+        'cd /',
+        'umount /sys/kernel/debug; echo "umount debugfs $?"',
+        'ls /sys/kernel/debug | wc -l; grep -c -w debugfs /proc/mounts',
+        'mount -t debugfs nodev /sys/kernel/debug; echo "mount debugfs $?"',
+        'cat /sys/kernel/debug/tracing/tracing_on',
+        'umount /sys/kernel/tracing; echo "umount tracefs $?"',
+        'ls /sys/kernel/tracing | wc -l',
+        'mount -t tracefs nodev /sys/kernel/tracing; echo "mount tracefs $?"',
+        'cat /sys/kernel/tracing/tracing_on',
+        'mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; echo "mount tracefs again $?"',
+        mount2('mount(2) tracefs again', "mount(b'nodev', b'/sys/kernel/tracing', b'tracefs', 0, None)"),
+        mount2('umount(2) debugfs', "umount(b'/sys/kernel/debug')"),
+        mount2('mount(2) debugfs', "mount(b'nodev', b'/sys/kernel/debug', b'debugfs', 0, None)"),
+        'cat /sys/kernel/debug/tracing/tracing_on',
+        'mount -o remount,gid=0 /sys/kernel/tracing; echo "remount $?"',
+        'grep -w -e debugfs -e tracefs /proc/mounts | cut -d" " -f1-3',
+      ].join('; '),
+    ]);
+    expect(r.stdout, r.stderr).toBe(
+      [
+        'umount debugfs 0',
+        '0',
+        '0',
+        'mount debugfs 0',
+        '1',
+        'umount tracefs 0',
+        '0',
+        'mount tracefs 0',
+        '1',
+        'mount tracefs again 32',
+        'mount(2) tracefs again -1 16',
+        'umount(2) debugfs 0 0',
+        'mount(2) debugfs 0 0',
+        '1',
+        'remount 0',
+        'tracefs /sys/kernel/tracing tracefs',
+        'debugfs /sys/kernel/debug debugfs',
+        'tracefs /sys/kernel/debug/tracing tracefs',
+        '',
+      ].join('\n'),
+    );
+  });
+
   it('splice() from trace_pipe_raw moves whole pages (FUSE would end it at once)', async () => {
     const py = [
       'import os',

@@ -83,6 +83,10 @@ describe('the exec namespace plan', () => {
       "mount -o remount,bind,nosuid,nodev,noexec '/sys/kernel/debug'",
       "mount -o remount,bind,nosuid,nodev,noexec '/sys/kernel/debug/tracing'",
     ]);
+    // kept aside for new mounts of them, whatever the command unmounts
+    expect(lines).toContain("mount --bind '/sys/kernel/tracing' '/rt/fs/tracefs'");
+    expect(lines).toContain("mount --bind '/sys/kernel/debug' '/rt/fs/debugfs'");
+    expect(plan.files.find((f) => f.path === 'sbin/mount.tracefs')?.content).toMatch(/ mount --type 'tracefs' --sources '\/rt\/fs' -- "\$@"/);
     expect(lines).toContain("umount -l '/srv/checkout/mount'");
     expect(lines).toContain("umount -l '/run/emu/debugfs'");
   });
@@ -126,12 +130,12 @@ describe('the exec namespace plan', () => {
     const p = planNamespace(live, facts(), '/rt', shim, [], '/opt/emu/syscall_watch');
     const l = p.script.split('\n');
     expect(l[l.length - 2]).toBe(
-      "exec '/opt/emu/syscall_watch' '/run/emu/events' --served '/sys/kernel/tracing' --served '/sys/kernel/debug/tracing' --served '/sys/kernel/debug' --served '/proc/version' --fs 'tracefs=/sys/kernel/tracing' --fs 'debugfs=/sys/kernel/debug' " +
-        // the namespace's own mounts, which its mount tables leave out: shadowed directories, views, the helpers' overlay
+      "exec '/opt/emu/syscall_watch' '/run/emu/events' --served '/sys/kernel/tracing' --served '/sys/kernel/debug/tracing' --served '/sys/kernel/debug' --served '/proc/version' --fs 'tracefs=/rt/fs/tracefs' --fs 'debugfs=/rt/fs/debugfs' " +
+        // the namespace's own mounts, which its mount tables leave out: shadowed directories, views, where mounts come from, the helpers' overlay
         "--hide '/proc/sys/debug' --hide '/proc/sys/kernel' --hide '/proc/kallsyms' --hide '/proc/version' --hide '/proc/sys/kernel/ftrace_enabled' " +
         "--hide '/proc/sys/kernel/stack_tracer_enabled' --hide '/proc/sys/kernel/traceoff_on_warning' --hide '/proc/sys/kernel/ftrace_dump_on_oops' " +
         "--hide '/proc/sys/kernel/tracepoint_printk' --hide '/proc/sys/debug/kprobes-optimization' --hide '/proc/sys/kernel/sched_rt_runtime_us' " +
-        "--hide '/sys/devices/system/cpu/cpu1/online' --hide '/usr/sbin' -- \"$@\"",
+        "--hide '/sys/devices/system/cpu/cpu1/online' --hide '/rt/fs/tracefs' --hide '/rt/fs/debugfs' --hide '/usr/sbin' -- \"$@\"",
     );
     // without a FIFO or without the program: the command itself, with a warning for the missing program
     expect(planNamespace(spec, facts(), '/rt', shim, [], '/opt/emu/syscall_watch').script).toMatch(/\nexec "\$@"\n$/);
@@ -202,6 +206,16 @@ describe('the namespace mount helper', () => {
 
   it('binds the namespace tracefs for a new mount of it', () => {
     expect(planHelper(parseHelperArgs('tracefs', ['nodev', '/mnt/t']))).toEqual({ kind: 'bind', fs: 'tracefs', from: '/sys/kernel/tracing', to: '/mnt/t', options: [] });
+    // From the namespace's sources (there whatever was unmounted); debugfs with tracefs on its tracing directory.
+    expect(planHelper(parseHelperArgs('tracefs', ['nodev', '/sys/kernel/tracing']), '/rt/fs')).toEqual({ kind: 'bind', fs: 'tracefs', from: '/rt/fs/tracefs', to: '/sys/kernel/tracing', options: [] });
+    expect(planHelper(parseHelperArgs('debugfs', ['nodev', '/sys/kernel/debug/']), '/rt/fs')).toEqual({
+      kind: 'bind',
+      fs: 'debugfs',
+      from: '/rt/fs/debugfs',
+      to: '/sys/kernel/debug/',
+      options: [],
+      automount: { from: '/rt/fs/tracefs', to: '/sys/kernel/debug/tracing' },
+    });
   });
 
   it('bakes the control socket into the helpers', () => {
