@@ -3,21 +3,13 @@
  * the only tracefs, at the standard paths, with its debugfs and helpers.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI, execUnavailable } from '../helpers/e2e.js';
 
-const REPO = resolve(import.meta.dirname, '../..');
-const CLI = join(REPO, 'bin', 'tracefs-emu.js');
-
-function why(): string | undefined {
-  if (process.getuid?.() !== 0) return 'needs root (mount namespaces)';
-  if (!existsSync('/dev/fuse')) return 'no /dev/fuse';
-  if (!existsSync(join(REPO, 'dist', 'src', 'cli', 'index.js'))) return 'not built (npm run build)';
-  return undefined;
-}
-const skip = why();
+const skip = execUnavailable();
 
 function run(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((ok) => {

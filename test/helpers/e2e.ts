@@ -25,6 +25,14 @@ export function fuseUnavailable(): string | undefined {
   return undefined;
 }
 
+/** Why `tracefs-emu exec` cannot run here (root, FUSE, a build of the CLI), or undefined when it can. */
+export function execUnavailable(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root (mount namespaces)';
+  if (!existsSync('/dev/fuse')) return 'no /dev/fuse';
+  if (!existsSync(join(REPO, 'dist', 'src', 'cli', 'index.js'))) return 'not built (npm run build)';
+  return undefined;
+}
+
 export function tempDir(prefix = 'tfe-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
