@@ -1,12 +1,14 @@
 /**
  * The emulator's small C programs (native/<dir>/<name>.c): what Node cannot
  * do itself (netlink, seccomp). Used from build/<name> when a build left one
- * there, else compiled once into ~/.cache/tracefs-emu with the machine's cc.
+ * there, else compiled once into ~/.cache/tracefs-emu (as <name>-<hash of its
+ * sources>) with the machine's cc.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { dataDir } from '../kernel/symbols_builtin.js';
 import { expectCommandFailure } from './system_error.js';
 
@@ -27,8 +29,11 @@ export function nativeHelper(dir: string, name: string): string | undefined {
   if (fresh(built)) return built;
   if (!existsSync(src)) return undefined;
   const cache = join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'tracefs-emu');
-  const bin = join(cache, name);
-  if (fresh(bin)) return bin;
+  // Named for its sources' content: checkouts of different versions sharing the cache never run each other's.
+  const digest = createHash('sha256');
+  for (const f of sources.sort()) digest.update(`${basename(f)}\0`).update(readFileSync(f));
+  const bin = join(cache, `${name}-${digest.digest('hex').slice(0, 16)}`);
+  if (existsSync(bin)) return bin;
   try {
     mkdirSync(cache, { recursive: true });
     // Built next to its final name, then renamed: two processes building at once never run a half-written binary.
