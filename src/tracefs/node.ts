@@ -18,6 +18,7 @@ export const O_RDWR = 0o2;
 export const O_TRUNC = 0o1000;
 export const O_APPEND = 0o2000;
 export const O_NONBLOCK = 0o4000;
+export const O_DIRECT = 0o40000;
 
 /** poll(2) event bits. */
 export const POLLIN = 0x1;

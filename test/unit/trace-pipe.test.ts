@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { O_NONBLOCK, O_RDONLY, POLLIN, POLLRDNORM } from '../../src/tracefs/node.js';
+import { O_DIRECT, O_NONBLOCK, O_RDONLY, POLLIN, POLLRDNORM } from '../../src/tracefs/node.js';
 import { errCode, setup, traceLines } from '../helpers/tracefs.js';
 
 describe('trace_pipe', () => {
@@ -129,6 +129,20 @@ describe('trace_pipe_raw as the kernel hands it out', () => {
     const stats = await read('per_cpu/cpu0/stats');
     expect(stats).toMatch(/^entries: 55\noverrun: 0\ncommit overrun: 0\nbytes: 1540\n/);
     expect(stats).toContain('read events: 145\n');
+  });
+
+  it('a read() gives one sub-buffer, a splice (an O_DIRECT read under exec) as many whole ones as fit', async () => {
+    const { fs, write } = setup();
+    await write('buffer_size_kb', '64');
+    for (let i = 0; i < 600; i++) await write('trace_marker', `m${i}\n`);
+    const h = await fs.open('per_cpu/cpu0/trace_pipe_raw', O_RDONLY | O_NONBLOCK);
+    expect((await h.read(65536, 0)).length).toBe(4096);
+    h.setStatusFlags(O_NONBLOCK | O_DIRECT);
+    const spliced = await h.read(8192 + 100, 0);
+    expect(spliced.length).toBe(8192);
+    // each one a page of its own, with its commit
+    expect([spliced.readUInt32LE(8), spliced.readUInt32LE(4096 + 8)]).toEqual([0xfdc, 0xfdc]);
+    h.release();
   });
 });
 

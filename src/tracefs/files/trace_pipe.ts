@@ -6,7 +6,7 @@ import { fail, KernelError } from '../../kernel/errno.js';
 import { ALL_CPUS, type RingBuffer } from '../../trace/ring_buffer.js';
 import type { TraceArray } from '../../trace/trace_array.js';
 import { TraceIterator } from '../../trace/trace_iterator.js';
-import { O_NONBLOCK, POLLIN, POLLRDNORM, type FileOps, type OpenFile } from '../node.js';
+import { O_DIRECT, O_NONBLOCK, POLLIN, POLLRDNORM, type FileOps, type OpenFile } from '../node.js';
 import { trFile } from './common.js';
 import type { Interruption } from '../../kernel/syscall.js';
 
@@ -95,6 +95,17 @@ export function tracePipeFile(tr: TraceArray, cpu = ALL_CPUS): FileOps {
   }
 }
 
+/** Whole sub-buffers from `first` on, up to `size` bytes: what tracing_buffers_splice_read() moves at once. */
+function splicedPages(cb: RingBuffer['cpus'][number], first: Buffer, size: number): Buffer {
+  const pages = [first];
+  for (let n = first.length; n + first.length <= size; n += first.length) {
+    const next = cb.readPage(first.length);
+    if (!next) break;
+    pages.push(next);
+  }
+  return Buffer.concat(pages);
+}
+
 /** trace_pipe_raw (and snapshot_raw with `snapshot`): sub-buffer images of one CPU. */
 export function tracePipeRawFile(tr: TraceArray, cpu: number, snapshot = false): FileOps {
   interface State {
@@ -118,6 +129,8 @@ export function tracePipeRawFile(tr: TraceArray, cpu: number, snapshot = false):
         }
         const cb = buffer().cpus[cpu];
         const page = cb.readPage(size);
+        // A splice (which the exec namespace's watcher turns into O_DIRECT reads) moves as many pages as fit.
+        if (page && f.flags & O_DIRECT && size >= 2 * page.length) return splicedPages(cb, page, size);
         if (page) {
           st.page = page;
           st.read = 0;
