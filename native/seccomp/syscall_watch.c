@@ -10,7 +10,7 @@
  * daemon, which drains the FIFO before serving any request, knows of the
  * call before anything the caller does next.
  *
- *   syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--hide PATH]... -- CMD [ARG]...
+ *   syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--hide PATH]... [--observe FILE] -- CMD [ARG]...
  *
  * --served: a directory (or file) whose calls the emulator already sees as
  * FUSE requests; opens and symlinks there are not reported (chdir is: FUSE
@@ -52,6 +52,31 @@
  *   comm      the caller's comm (it is alive now; it may be gone when the
  *             daemon reads the line)
  *
+ * With --observe FILE (a file the daemon keeps holding "1" while something
+ * in the emulated kernel can see system calls, "0" otherwise), the
+ * supervisor is also the ptrace tracer of the command and of every process
+ * it starts (PTRACE_SEIZE, following forks, clones and execs). While the
+ * file says 0, tracees run with PTRACE_CONT: no system call stops. When it
+ * turns to 1 (inotify), every tracee is interrupted and from then on
+ * resumed with PTRACE_SYSCALL: each call stops at entry and at exit, and
+ * one line is reported after it ran, with its real result:
+ *
+ *   C pid nr ret a0 a1 a2 a3 a4 a5 ppid\tfile\tcomm\n
+ *
+ *   ret       the result the call returned (-errno on failure)
+ *   file      the file the call is on: the target of its fd argument
+ *             (/proc/PID/fd/N: a path, pipe:[ino], socket:[ino], ...), or
+ *             the absolute path of its path argument; empty otherwise
+ *
+ * Calls on a --served file are not reported (the emulator runs them as
+ * FUSE requests). A call the seccomp filter also reports (an open, chdir,
+ * symlink) is reported once, as its S line, written after the call with
+ * the real result instead of the prediction; an execve's S line is still
+ * written before it runs. Lines are batched (one write(2) of at most
+ * PIPE_BUF bytes): the batch is written when full, before a call on a
+ * served file, before a fork, exec or exit, and when the supervisor has
+ * been idle for FLUSH_MS.
+ *
  * The supervisor leaves the command's session and ignores terminal
  * signals: if it died, the watched calls would fail with ENOSYS. It exits
  * when no watched process is left. Without seccomp (or without the FIFO's
@@ -72,9 +97,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -377,28 +405,129 @@ static size_t escape(const char *s, char *out, size_t max)
 static int fifo = -1;
 static int listener_fd = -1;
 
+/* ---- the batch of lines ------------------------------------------------------- */
+
+/* Lines wait here and go in one write(2): at most PIPE_BUF bytes, so concurrent supervisors' batches never mix. */
+static char batch[4096];
+static size_t batch_len;
+
+static void flush_batch(void)
+{
+	if (!batch_len)
+		return;
+	if (fifo >= 0 && write(fifo, batch, batch_len) < 0 && errno == EPIPE) {
+		/* The daemon is gone: nothing more is reported, the calls still go on. */
+		close(fifo);
+		fifo = -1;
+	}
+	batch_len = 0;
+}
+
+static void add_line(const char *line, size_t n)
+{
+	if (fifo < 0 || n > sizeof(batch))
+		return;
+	if (batch_len + n > sizeof(batch))
+		flush_batch();
+	memcpy(batch + batch_len, line, n);
+	batch_len += n;
+}
+
+/* ---- traced threads ------------------------------------------------------------ */
+
+/* What the supervisor knows of a thread it traces: the call it is in, as seen at its entry stop. */
+struct tracee {
+	pid_t tid;
+	int in_call;     /* an entry stop was seen; its exit is reported */
+	int skip;        /* that call is on a served file: not reported */
+	long nr;
+	uint64_t args[6];
+	char file[1024]; /* escaped */
+	char *s_head;    /* the call's S line, up to its ret, written at exit with the real result */
+	char *s_tail;
+	int ppid;
+	char comm[80];   /* escaped; empty until first needed */
+};
+
+#define MAX_TRACEES 4096
+static struct tracee tracees[MAX_TRACEES];
+
+static struct tracee *tracee_of(pid_t tid, int make)
+{
+	unsigned h = (unsigned)tid % MAX_TRACEES;
+	struct tracee *free_slot = NULL;
+	for (unsigned i = 0; i < MAX_TRACEES; i++) {
+		struct tracee *t = &tracees[(h + i) % MAX_TRACEES];
+		if (t->tid == tid)
+			return t;
+		if (!t->tid) {
+			free_slot = t;
+			break;
+		}
+	}
+	if (!make || !free_slot)
+		return NULL;
+	memset(free_slot, 0, sizeof(*free_slot));
+	free_slot->tid = tid;
+	return free_slot;
+}
+
+static void end_call(struct tracee *t)
+{
+	t->in_call = t->skip = 0;
+	free(t->s_head);
+	free(t->s_tail);
+	t->s_head = t->s_tail = NULL;
+}
+
+static void tracee_gone(pid_t tid)
+{
+	struct tracee *t = tracee_of(tid, 0);
+	if (!t)
+		return;
+	end_call(t);
+	/* Open addressing: re-insert what follows in the probe chain. */
+	unsigned i = (unsigned)(t - tracees);
+	t->tid = 0;
+	for (unsigned j = (i + 1) % MAX_TRACEES; tracees[j].tid; j = (j + 1) % MAX_TRACEES) {
+		struct tracee moved = tracees[j];
+		tracees[j].tid = 0;
+		struct tracee *to = tracee_of(moved.tid, 1);
+		*to = moved;
+	}
+}
+
+/* ---- reporting --------------------------------------------------------------- */
+
 static void report(const struct seccomp_notif *req, long ret, const uint64_t a[6], const struct stat *st, const char *s0, const char *s1, const char *abs)
 {
 	/* The memory read was that caller's only if the request is still pending (its pid not reused). */
 	if (fifo < 0 || ioctl(listener_fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req->id) < 0)
 		return;
-	char line[4096], e0[1300], e1[1300], ea[1300], comm[32], ec[80];
+	char head[64], tail[4096], e0[1300], e1[1300], ea[1300], comm[32], ec[80];
 	proc_file_line(req->pid, "comm", comm, sizeof(comm));
 	escape(comm, ec, sizeof(ec));
 	escape(s0, e0, sizeof(e0));
 	escape(s1, e1, sizeof(e1));
 	escape(abs, ea, sizeof(ea));
-	int n = snprintf(line, sizeof(line), "S %d %d %ld %llx %llx %llx %llx %llx %llx %u:%u %llu %o %d\t%s\t%s\t%s\t%s\n", req->pid, req->data.nr, ret,
+	snprintf(head, sizeof(head), "S %d %d ", req->pid, req->data.nr);
+	int n = snprintf(tail, sizeof(tail), " %llx %llx %llx %llx %llx %llx %u:%u %llu %o %d\t%s\t%s\t%s\t%s\n",
 			 (unsigned long long)a[0], (unsigned long long)a[1], (unsigned long long)a[2], (unsigned long long)a[3], (unsigned long long)a[4],
 			 (unsigned long long)a[5], st ? major(st->st_dev) : 0, st ? minor(st->st_dev) : 0, st ? (unsigned long long)st->st_ino : 0ULL,
 			 st ? (unsigned)st->st_mode : 0, proc_ppid((pid_t)req->pid), e0, e1, ea, ec);
-	if (n <= 0 || n >= (int)sizeof(line))
+	if (n <= 0 || n >= (int)sizeof(tail) - 64)
 		return;
-	if (write(fifo, line, (size_t)n) < 0 && errno == EPIPE) {
-		/* The daemon is gone: nothing more is reported, the calls still go on. */
-		close(fifo);
-		fifo = -1;
+	/* A traced call: its line goes out after it ran, with what it really returned (an exec's before, as it names the exec). */
+	struct tracee *t = tracee_of((pid_t)req->pid, 0);
+	if (t && t->in_call && t->nr == req->data.nr && req->data.nr != NR_EXECVE && req->data.nr != NR_EXECVEAT) {
+		t->s_head = strdup(head);
+		t->s_tail = strdup(tail);
+		return;
 	}
+	char line[4200];
+	int len = snprintf(line, sizeof(line), "%s%ld%s", head, ret, tail);
+	add_line(line, (size_t)len);
+	flush_batch();
 }
 
 /* The --fs path of a filesystem type, or NULL. */
@@ -604,24 +733,255 @@ static void direct_splice(const struct seccomp_notif *req)
 		close(pidfd);
 }
 
-static void supervise(int listener)
+/* ---- tracing every call (ptrace) ------------------------------------------------- */
+
+/* How long the supervisor waits, idle, before it writes a batch that is not full (ms). */
+#define FLUSH_MS 2
+
+static int observe_fd = -1; /* --observe FILE: "1" while the emulator can see system calls */
+static int observing;
+static int tracing;         /* the command is traced (ptrace) */
+
+static int read_observe(void)
+{
+	char c = '0';
+	return observe_fd >= 0 && pread(observe_fd, &c, 1, 0) == 1 && c == '1';
+}
+
+static void resume(pid_t tid, int sig)
+{
+	ptrace(observing ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
+}
+
+/* Where a call's file is: an fd argument (which one), a path argument, a path relative to a dirfd argument. */
+enum file_arg { ARG_NONE, ARG_FD0, ARG_FD4, ARG_PATH0, ARG_AT1 };
+
+static enum file_arg file_arg_of(long nr)
+{
+	switch (nr) {
+	case 0: case 1: case 3: case 5: case 8: case 16: case 17: case 18: case 19: case 20: case 40: case 72: case 73: case 74: case 75:
+	case 77: case 78: case 81: case 91: case 93: case 138: case 187: case 190: case 193: case 196: case 199: case 217: case 221:
+	case 275: case 276: case 277: case 285: case 295: case 296: case 306: case 326: case 327: case 328:
+		return ARG_FD0;
+	case 9:
+		return ARG_FD4;
+	case 2: case 4: case 6: case 21: case 76: case 80: case 82: case 83: case 84: case 85: case 86: case 87: case 89: case 90: case 92:
+	case 94: case 132: case 133: case 137: case 161: case 188: case 189: case 191: case 192: case 194: case 195: case 197: case 198: case 235:
+		return ARG_PATH0;
+	case 257: case 258: case 259: case 260: case 261: case 262: case 263: case 264: case 265: case 267: case 268: case 269: case 280:
+	case 303: case 316: case 332: case 437: case 439: case 452:
+		return ARG_AT1;
+	default:
+		return ARG_NONE;
+	}
+}
+
+/* Calls around which the proc connector reports a fork, an exec or an exit: what came before goes first. */
+static int is_lifecycle(long nr)
+{
+	return nr == 56 || nr == 57 || nr == 58 || nr == 59 || nr == 60 || nr == 231 || nr == 322 || nr == 435;
+}
+
+static void on_entry(pid_t tid, struct tracee *t, const struct __ptrace_syscall_info *si)
+{
+	end_call(t);
+	t->in_call = 1;
+	t->nr = (long)si->entry.nr;
+	memcpy(t->args, si->entry.args, sizeof(t->args));
+	static char path[4096], base[4096], abs[4096];
+	path[0] = abs[0] = 0;
+	switch (file_arg_of(t->nr)) {
+	case ARG_FD0:
+	case ARG_FD4: {
+		int fd = (int)t->args[file_arg_of(t->nr) == ARG_FD4 ? 4 : 0];
+		if (fd >= 0) {
+			char what[32];
+			snprintf(what, sizeof(what), "fd/%d", fd);
+			proc_link(tid, what, abs, sizeof(abs));
+		}
+		break;
+	}
+	case ARG_PATH0:
+		if (read_string(tid, t->args[0], path, sizeof(path)) == 0) {
+			base_dir(tid, AT_FDCWD, base, sizeof(base));
+			absolute(base, path, abs, sizeof(abs));
+		}
+		break;
+	case ARG_AT1:
+		if (read_string(tid, t->args[1], path, sizeof(path)) == 0) {
+			base_dir(tid, (int64_t)(int)t->args[0], base, sizeof(base));
+			absolute(base, path, abs, sizeof(abs));
+		}
+		break;
+	case ARG_NONE:
+		break;
+	}
+	if (abs[0] == '/' && is_served(abs)) {
+		/* The emulator runs it as FUSE requests: what this process did before comes first. */
+		t->skip = 1;
+		flush_batch();
+		return;
+	}
+	escape(abs, t->file, sizeof(t->file));
+	if (is_lifecycle(t->nr))
+		flush_batch();
+}
+
+static void on_exit_stop(pid_t tid, struct tracee *t, const struct __ptrace_syscall_info *si)
+{
+	if (!t->in_call || t->skip) {
+		end_call(t);
+		return;
+	}
+	char line[4200];
+	int n;
+	if (t->s_head)
+		n = snprintf(line, sizeof(line), "%s%lld%s", t->s_head, (long long)si->exit.rval, t->s_tail);
+	else {
+		if (!t->comm[0]) {
+			char comm[32];
+			proc_file_line(tid, "comm", comm, sizeof(comm));
+			escape(comm, t->comm, sizeof(t->comm));
+			t->ppid = proc_ppid(tid);
+		}
+		const uint64_t *a = t->args;
+		n = snprintf(line, sizeof(line), "C %d %ld %lld %llx %llx %llx %llx %llx %llx %d\t%s\t%s\n", tid, t->nr, (long long)si->exit.rval,
+			     (unsigned long long)a[0], (unsigned long long)a[1], (unsigned long long)a[2], (unsigned long long)a[3],
+			     (unsigned long long)a[4], (unsigned long long)a[5], t->ppid, t->file, t->comm);
+	}
+	end_call(t);
+	if (n > 0 && n < (int)sizeof(line))
+		add_line(line, (size_t)n);
+}
+
+/* Observation turned on: every tracee stops (PTRACE_EVENT_STOP) and goes on under PTRACE_SYSCALL. */
+static void interrupt_all(void)
+{
+	for (unsigned i = 0; i < MAX_TRACEES; i++)
+		if (tracees[i].tid)
+			ptrace(PTRACE_INTERRUPT, tracees[i].tid, 0, 0);
+}
+
+static void on_stop(pid_t tid, int status)
+{
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		tracee_gone(tid);
+		return;
+	}
+	if (!WIFSTOPPED(status))
+		return;
+	struct tracee *t = tracee_of(tid, 1);
+	int sig = WSTOPSIG(status), event = status >> 16;
+	if (sig == (SIGTRAP | 0x80)) {
+		struct __ptrace_syscall_info si;
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, tid, sizeof(si), &si) > 0 && t) {
+			if (si.op == PTRACE_SYSCALL_INFO_ENTRY)
+				on_entry(tid, t, &si);
+			else if (si.op == PTRACE_SYSCALL_INFO_EXIT)
+				on_exit_stop(tid, t, &si);
+		}
+		resume(tid, 0);
+		return;
+	}
+	switch (event) {
+	case 0:
+		/* A signal for the tracee: delivered. */
+		resume(tid, sig);
+		return;
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE: {
+		unsigned long child = 0;
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 && child)
+			tracee_of((pid_t)child, 1);
+		break;
+	}
+	case PTRACE_EVENT_EXEC: {
+		unsigned long former = 0;
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &former) == 0 && (pid_t)former != tid)
+			tracee_gone((pid_t)former);
+		if ((t = tracee_of(tid, 1)))
+			t->comm[0] = 0;
+		break;
+	}
+	case PTRACE_EVENT_EXIT:
+		/* Its calls reach the daemon before the proc connector's exit does; the one it is in never returns. */
+		if (t)
+			end_call(t);
+		flush_batch();
+		break;
+	case PTRACE_EVENT_STOP:
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+			/* A group stop: the process stays stopped, as without a tracer. */
+			ptrace(PTRACE_LISTEN, tid, 0, 0);
+			return;
+		}
+		break;
+	}
+	resume(tid, 0);
+}
+
+/* ---- the supervisor's loop ------------------------------------------------------------ */
+
+static void supervise(int listener, int inotify_fd)
 {
 	listener_fd = listener;
 	struct seccomp_notif_sizes sz;
-	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
-		_exit(1);
-	struct seccomp_notif *req = calloc(1, sz.seccomp_notif > sizeof(*req) ? sz.seccomp_notif : sizeof(*req));
-	struct seccomp_notif_resp *resp = calloc(1, sz.seccomp_notif_resp > sizeof(*resp) ? sz.seccomp_notif_resp : sizeof(*resp));
-	if (!req || !resp)
-		_exit(1);
+	struct seccomp_notif *req = NULL;
+	struct seccomp_notif_resp *resp = NULL;
+	if (listener >= 0) {
+		if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
+			_exit(1);
+		req = calloc(1, sz.seccomp_notif > sizeof(*req) ? sz.seccomp_notif : sizeof(*req));
+		resp = calloc(1, sz.seccomp_notif_resp > sizeof(*resp) ? sz.seccomp_notif_resp : sizeof(*resp));
+		if (!req || !resp)
+			_exit(1);
+	}
+	int sfd = -1;
+	if (tracing) {
+		sigset_t chld;
+		sigemptyset(&chld);
+		sigaddset(&chld, SIGCHLD);
+		sfd = signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+	}
 	for (;;) {
-		struct pollfd p = {listener, POLLIN, 0};
-		if (poll(&p, 1, -1) < 0) {
+		if (tracing) {
+			int status;
+			pid_t tid;
+			while ((tid = waitpid(-1, &status, __WALL | WNOHANG)) > 0)
+				on_stop(tid, status);
+			if (tid < 0 && errno == ECHILD && listener < 0) {
+				/* Every traced process is gone. */
+				flush_batch();
+				_exit(0);
+			}
+		}
+		struct pollfd p[3] = {{listener, POLLIN, 0}, {sfd, POLLIN, 0}, {inotify_fd, POLLIN, 0}};
+		int r = poll(p, 3, batch_len ? FLUSH_MS : -1);
+		if (r < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(1);
 		}
-		if (p.revents & POLLIN) {
+		if (r == 0) {
+			flush_batch();
+			continue;
+		}
+		if (p[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sfd, &si, sizeof(si)) > 0) {
+			}
+		}
+		if (p[2].revents & POLLIN) {
+			char ev[4096];
+			while (read(inotify_fd, ev, sizeof(ev)) > 0) {
+			}
+			int was = observing;
+			observing = read_observe();
+			if (observing && !was)
+				interrupt_all();
+		}
+		if (p[0].revents & POLLIN) {
 			memset(req, 0, sz.seccomp_notif);
 			if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
 				int err = 0, go_on = 1;
@@ -645,11 +1005,13 @@ static void supervise(int listener)
 				/* ENOENT: the caller is gone (killed while waiting). */
 				ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 			}
-			continue;
+		} else if (p[0].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+			/* No process uses the filter any more. */
+			flush_batch();
+			if (!tracing)
+				_exit(0);
+			listener = listener_fd = -1;
 		}
-		/* POLLHUP: no process uses the filter any more. */
-		if (p.revents & (POLLHUP | POLLERR | POLLNVAL))
-			_exit(0);
 	}
 }
 
@@ -657,7 +1019,7 @@ static void supervise(int listener)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--hide PATH]... -- CMD [ARG]...\n");
+	fprintf(stderr, "usage: syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--hide PATH]... [--observe FILE] -- CMD [ARG]...\n");
 	exit(2);
 }
 
@@ -665,12 +1027,14 @@ int main(int argc, char **argv)
 {
 	if (argc < 4)
 		usage();
-	const char *fifo_path = argv[1];
+	const char *fifo_path = argv[1], *observe_path = NULL;
 	int i = 2;
 	for (; i < argc && strcmp(argv[i], "--"); i++) {
 		char *eq;
 		if (!strcmp(argv[i], "--served") && i + 1 < argc && nserved < MAX_SERVED)
 			served[nserved++] = argv[++i];
+		else if (!strcmp(argv[i], "--observe") && i + 1 < argc)
+			observe_path = argv[++i];
 		else if (!strcmp(argv[i], "--fs") && i + 1 < argc && nemulated < MAX_FS && (eq = strchr(argv[i + 1], '=')) &&
 			 (size_t)(eq - argv[i + 1]) < sizeof(emulated[0].type)) {
 			i++;
@@ -705,6 +1069,12 @@ int main(int argc, char **argv)
 		return 125;
 	}
 	/* The supervisor is a grandchild: reparented away, it is no child the command could wait for. */
+	pid_t cmd_pid = getpid();
+	/* Until the supervisor listens, a signal would stop the traced command with nobody to resume it (the middle child's SIGCHLD). */
+	sigset_t chld, mask;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &chld, &mask);
 	pid_t mid = fork();
 	if (mid < 0) {
 		perror("syscall_watch: fork");
@@ -730,15 +1100,43 @@ int main(int argc, char **argv)
 		for (int fd = 3; fd < 1024; fd++)
 			if (fd != sp[1] && fd != fifo)
 				close(fd);
+		/* Traced from the start when the daemon says whether anything sees system calls. */
+		int inotify_fd = -1;
+		observe_fd = observe_path ? open(observe_path, O_RDONLY | O_CLOEXEC) : -1;
+		if (observe_fd >= 0) {
+			inotify_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+			if (inotify_fd >= 0 && inotify_add_watch(inotify_fd, observe_path, IN_MODIFY | IN_CLOSE_WRITE) < 0) {
+				close(inotify_fd);
+				inotify_fd = -1;
+			}
+			observing = read_observe();
+			long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
+			tracing = inotify_fd >= 0 && ptrace(PTRACE_SEIZE, cmd_pid, 0, opts) == 0;
+			if (tracing)
+				tracee_of(cmd_pid, 1);
+		}
+		/* The command goes on once it is traced (or will not be). */
+		if (write(sp[1], "", 1) != 1)
+			_exit(0);
 		int listener = recv_fd(sp[1]);
 		close(sp[1]);
-		if (listener < 0)
+		if (listener < 0 && !tracing)
 			_exit(0);
-		supervise(listener);
+		supervise(listener, inotify_fd);
 		_exit(0);
 	}
 	close(sp[1]);
 	waitpid(mid, NULL, 0);
+	char ack;
+	if (read(sp[0], &ack, 1) != 1) {
+		/* No supervisor: nobody would answer the filter. */
+		fprintf(stderr, "syscall_watch: no supervisor (system calls outside the mount are not reported)\n");
+		close(sp[0]);
+		close(fifo);
+		sigprocmask(SIG_SETMASK, &mask, NULL);
+		execvp(cmd[0], cmd);
+		return 127;
+	}
 	close(fifo);
 
 	int listener = install_filter();
@@ -754,6 +1152,7 @@ int main(int argc, char **argv)
 		close(listener);
 		close(sp[0]);
 	}
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	execvp(cmd[0], cmd);
 	fprintf(stderr, "syscall_watch: %s: %s\n", cmd[0], strerror(errno));
 	return 127;

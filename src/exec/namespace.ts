@@ -18,6 +18,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
+import { observePath } from '../host/events.js';
 import { type MountInfo, parseMountinfo } from '../host/mountinfo.js';
 import { nativeHelper } from '../host/native_helper.js';
 import { expectSystemError } from '../host/system_error.js';
@@ -297,7 +298,9 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     // A mount(2) of tracefs or debugfs binds ours instead; its mount tables show ours as the kernel's filesystems.
     const fs = [`tracefs=${sources}/tracefs`, `debugfs=${sources}/debugfs`];
     ownMounts.push(facts.sbin);
-    const args = [...served.map((p) => `--served ${shq(p)}`), ...fs.map((f) => `--fs ${shq(f)}`), ...ownMounts.map((p) => `--hide ${shq(p)}`)];
+    // Every other call is traced while the daemon says something can see it.
+    const observe = `--observe ${shq(observePath(spec.eventsFifo))}`;
+    const args = [...served.map((p) => `--served ${shq(p)}`), ...fs.map((f) => `--fs ${shq(f)}`), ...ownMounts.map((p) => `--hide ${shq(p)}`), observe];
     sh.push(`exec ${shq(watcher)} ${shq(spec.eventsFifo)} ${args.join(' ')} -- "$@"`);
   } else {
     if (spec.eventsFifo) warnings.push('no syscall_watch program (a C compiler builds it): system calls outside the mount are not seen');

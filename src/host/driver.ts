@@ -14,6 +14,7 @@ import { ProcessMirror } from './proc_mirror.js';
 import { HostProcSource, type ProcSource } from './proc_source.js';
 import { HostSched } from './sched.js';
 import { HostSyscalls } from './syscalls.js';
+import { TracedCalls } from './traced_calls.js';
 
 export interface HostOptions {
   /** Where processes are read from: the machine's /proc (default), or a scripted source (tests). */
@@ -36,6 +37,8 @@ export class HostDriver {
   readonly mirror: ProcessMirror;
   /** System calls watched processes make on the machine's other files. */
   readonly syscalls: HostSyscalls;
+  /** Every other call of theirs, while the kernel can see system calls. */
+  readonly traced: TracedCalls;
   /** The sleeps and wakeups of watched processes (undefined without a /proc that counts switches). */
   readonly sched?: HostSched;
   private events?: HostEvents;
@@ -48,6 +51,7 @@ export class HostDriver {
     const src = (this.source = opts.proc ?? new HostProcSource());
     this.mirror = new ProcessMirror(kernel, src);
     this.syscalls = new HostSyscalls(kernel, this.mirror, src);
+    this.traced = new TracedCalls(kernel, this.mirror, this.syscalls);
     if (src.switches) this.sched = new HostSched(kernel, this.mirror, (pid) => src.switches!(pid), (pid) => src.stat(pid)?.state);
   }
 
@@ -59,6 +63,8 @@ export class HostDriver {
    */
   readonly taskOf = (caller: Caller): Task => {
     this.drain();
+    // The request may arm or disarm what sees system calls: the watchers learn it as soon as it is done.
+    if (this.events) queueMicrotask(this.observe);
     const task = this.mirror.taskOf(caller.pid, undefined, undefined, true);
     const moved = this.mirror.cwdChange(task);
     if (moved !== undefined) this.kernel.syscall(task, { name: 'chdir', path: moved }, () => 0);
@@ -72,15 +78,20 @@ export class HostDriver {
       this.exitTimer.unref();
     }
     const { procEvents = false, eventsFifo } = this.opts;
-    if ((procEvents || eventsFifo) && !this.events) this.events = startHostEvents({ mirror: this.mirror, syscalls: this.syscalls }, { procEvents, fifo: eventsFifo });
+    if ((procEvents || eventsFifo) && !this.events) this.events = startHostEvents({ mirror: this.mirror, syscalls: this.syscalls, traced: this.traced, observed: () => this.kernel.syscallsObserved() }, { procEvents, fifo: eventsFifo });
     // Watched processes exist only where they can report: their sleeps and wakeups are followed there.
     if (eventsFifo) this.sched?.start();
   }
 
   /** What the machine reported so far: process events and watched calls read, calls replayed (the daemon's `load`). */
   get reported(): { lines: number; syscalls: number } {
-    return { lines: this.events?.lines ?? 0, syscalls: this.syscalls.reported };
+    return { lines: this.events?.lines ?? 0, syscalls: this.syscalls.reported + this.traced.reported };
   }
+
+  /** Tells the watchers whether anything sees system calls now. */
+  private readonly observe = (): void => {
+    this.events?.observe(this.kernel.syscallsObserved());
+  };
 
   /** Where watched processes report their system calls (undefined when nobody can). */
   get fifo(): string | undefined {

@@ -3,12 +3,15 @@
  * read without blocking (on a timer, and before each request on the mount
  * is served): process lives from the proc connector (cn_proc.ts: every
  * fork, exec and exit of the machine) and the system calls that processes
- * run by `tracefs-emu exec` make outside the mount (syscalls.ts). One
- * FIFO keeps them in the order they were written: a watched call is written
- * before it runs, so before the exit of the process that made it.
+ * run by `tracefs-emu exec` make outside the mount (syscalls.ts, and every
+ * other call while something can see them: traced_calls.ts). One FIFO keeps
+ * them in the order they were written: a watched call is written before the
+ * exit of the process that made it. Beside the FIFO, `FIFO.observe` holds
+ * "1" while the kernel can see system calls (Kernel.syscallsObserved), "0"
+ * otherwise: the watcher traces every call only while it says 1.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isKernelError } from '../kernel/errno.js';
@@ -16,6 +19,7 @@ import { procEventLine, procEventsHelper } from './cn_proc.js';
 import { nativeAddon } from './native_addon.js';
 import type { ProcessMirror } from './proc_mirror.js';
 import { type HostSyscalls, parseHostSyscall } from './syscalls.js';
+import { parseTracedCall, type TracedCalls } from './traced_calls.js';
 import { expectCommandFailure, expectSystemError } from './system_error.js';
 
 export interface HostEvents {
@@ -25,12 +29,17 @@ export interface HostEvents {
   drain(): void;
   /** Lines handled so far. */
   readonly lines: number;
+  /** Tells the watchers whether the kernel can see system calls now (written only when it changed). */
+  observe(on: boolean): void;
   stop(): void;
 }
 
 interface HostEventSinks {
   mirror: ProcessMirror;
   syscalls: HostSyscalls;
+  traced: TracedCalls;
+  /** Whether the kernel can see system calls now (checked as events are read). */
+  observed(): boolean;
 }
 
 /** A non-blocking read of the FIFO: bytes read, 0 when nothing waits. */
@@ -54,12 +63,20 @@ function readerOf(fd: number, buf: Buffer): () => number {
 /** How often events are read when no request asks for them first. */
 const POLL_MS = 10;
 
-/** Dispatches one line: `S ...` is a watched system call, the rest process events. */
+/** Dispatches one line: `S ...` is a watched system call, `C ...` any other traced call, the rest process events. */
 export function hostEventLine(sinks: HostEventSinks, line: string): void {
   if (line.startsWith('S ')) {
     const rec = parseHostSyscall(line);
     if (rec) sinks.syscalls.run(rec);
+  } else if (line.startsWith('C ')) {
+    const rec = parseTracedCall(line);
+    if (rec) sinks.traced.run(rec);
   } else procEventLine(sinks.mirror, line);
+}
+
+/** Where the watchers read whether the kernel can see system calls: beside the FIFO. */
+export function observePath(fifo: string): string {
+  return `${fifo}.observe`;
 }
 
 /**
@@ -78,6 +95,7 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
   try {
     rmSync(path, { force: true });
     execFileSync('mkfifo', ['-m', '600', path], { stdio: 'ignore' });
+    if (opts.fifo) writeFileSync(observePath(opts.fifo), '0');
     rfd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     // Writers block when it is full (opening does not: a reader is there). This end, kept open, means a
     // read finds nothing rather than end-of-file when no writer is left.
@@ -102,7 +120,9 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
   let pending = '';
   let open = true;
   let lines = 0;
+  let observing = false;
   const drain = (): void => {
+    observe(sinks.observed());
     while (open) {
       const n = read();
       if (n <= 0) break;
@@ -135,12 +155,25 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
         expectSystemError(e); // closed
       }
     }
-    if (opts.fifo) rmSync(opts.fifo, { force: true });
+    if (opts.fifo) {
+      rmSync(opts.fifo, { force: true });
+      rmSync(observePath(opts.fifo), { force: true });
+    }
+  };
+  const observe = (on: boolean): void => {
+    if (on === observing || !open || !opts.fifo) return;
+    observing = on;
+    try {
+      writeFileSync(observePath(opts.fifo), on ? '1' : '0');
+    } catch (e) {
+      expectSystemError(e); // its directory went away: nobody is watching
+    }
   };
   return {
     fifo: opts.fifo,
     drain,
     stop,
+    observe,
     get lines() {
       return lines;
     },

@@ -266,6 +266,12 @@ export class HostSyscalls {
     Object.assign(env, { path: s.path, 'struct path': s.path, dentry: d.dentry.addr, 'struct dentry': d.dentry.addr, inode: d.dentry.inode, 'struct inode': d.dentry.inode });
   }
 
+  /** A struct file for a host path a traced call is on (traced_calls.ts), as fd `fd`: the caller closes it when the call is done. */
+  openHostFile(task: Task, abs: string, mode: number, fd: number): { vfs: MountVfs; file: KFile } {
+    const d = this.dentry(task, abs, mode);
+    return { vfs: d.vfs, file: d.vfs.openFile(d.dentry, 0, undefined, fd) };
+  }
+
   /** The dentry of a host path, on the filesystem it is on as the task sees its mounts. */
   private dentry(task: Task, abs: string, mode: number, ino?: number): { vfs: MountVfs; dentry: KDentry } {
     const m = this.mountOf(task, abs);

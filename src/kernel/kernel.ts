@@ -310,6 +310,17 @@ export class Kernel implements HookHost {
     return this.enabledTracepoints().explicit;
   }
 
+  /**
+   * Whether anything can see the system calls a process makes, so that the
+   * host must report them: sys_enter or sys_exit has a probe (raw_syscalls,
+   * syscalls/*, a hist or eprobe on them), or call trees run (deep(): any
+   * function hooked, whatever its filter, or a tracepoint inside the trees).
+   * Conservative: a hook on an unrelated function counts too.
+   */
+  syscallsObserved(): boolean {
+    return this.deep() || this.tracepoints.enabled('sys_enter') || this.tracepoints.enabled('sys_exit');
+  }
+
   /** Which of IN_TREES / EXPLICIT have a probe, recomputed only when probes come or go. */
   private enabledTracepoints(): { generation: number; inTrees: boolean; explicit: boolean } {
     const tps = this.tracepoints;

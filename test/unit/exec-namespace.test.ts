@@ -135,7 +135,7 @@ describe('the exec namespace plan', () => {
         "--hide '/proc/sys/debug' --hide '/proc/sys/kernel' --hide '/proc/kallsyms' --hide '/proc/version' --hide '/proc/sys/kernel/ftrace_enabled' " +
         "--hide '/proc/sys/kernel/stack_tracer_enabled' --hide '/proc/sys/kernel/traceoff_on_warning' --hide '/proc/sys/kernel/ftrace_dump_on_oops' " +
         "--hide '/proc/sys/kernel/tracepoint_printk' --hide '/proc/sys/debug/kprobes-optimization' --hide '/proc/sys/kernel/sched_rt_runtime_us' " +
-        "--hide '/sys/devices/system/cpu/cpu1/online' --hide '/rt/fs/tracefs' --hide '/rt/fs/debugfs' --hide '/usr/sbin' -- \"$@\"",
+        "--hide '/sys/devices/system/cpu/cpu1/online' --hide '/rt/fs/tracefs' --hide '/rt/fs/debugfs' --hide '/usr/sbin' --observe '/run/emu/events.observe' -- \"$@\"",
     );
     // without a FIFO or without the program: the command itself, with a warning for the missing program
     expect(planNamespace(spec, facts(), '/rt', shim, [], '/opt/emu/syscall_watch').script).toMatch(/\nexec "\$@"\n$/);

@@ -1,0 +1,163 @@
+/**
+ * Every system call a watched process makes, reported after it ran while
+ * the kernel can see system calls (Kernel.syscallsObserved): the watcher
+ * (native/seccomp/syscall_watch.c) traces them with ptrace and writes one
+ * line per call, `C pid nr ret a0..a5 ppid\tfile\tcomm`. Each runs in the
+ * caller's task: sys_enter with its arguments, the real kernel's tree of
+ * that call where the call paths have one (read → ksys_read → vfs_read,
+ * close → __fput, ...; what the file's own operations do was captured for
+ * tracefs files only, so their holes stay empty) or else its entry function,
+ * and sys_exit with the result the call returned.
+ *
+ * Calls the kernel already runs otherwise are not run again: those on the
+ * mount (the watcher leaves them out: FUSE requests run them), those the
+ * seccomp watcher reports as S lines (syscalls.ts), and the part of a
+ * process's life the process events run (an exec that succeeded, a fork's
+ * clone in the parent, a wait4 that reaped a child: process_paths.ts).
+ */
+import type { PathNode } from '../kernel/call_paths.js';
+import type { Kernel } from '../kernel/kernel.js';
+import type { HoleFn, PathEnv, RunCtx } from '../kernel/path_runner.js';
+import { SYSCALL_NR } from '../kernel/syscall_nr.js';
+import type { Task } from '../kernel/task.js';
+import { S_IFREG } from '../kernel/vfs.js';
+import type { ProcessMirror } from './proc_mirror.js';
+import type { HostSyscalls } from './syscalls.js';
+
+/** One traced call (a line `C ...` of the watcher). */
+export interface TracedCall {
+  /** The calling thread. */
+  pid: number;
+  /** x86_64 system call number. */
+  nr: number;
+  /** What the call returned: a value, or -errno. */
+  ret: bigint;
+  /** Its raw arguments. */
+  args: bigint[];
+  /** The caller's parent (0: unknown). */
+  ppid: number;
+  /** The file the call is on: its fd's target (a path, `pipe:[ino]`, ...) or its path argument, absolute; '' if none. */
+  file: string;
+  /** The caller's comm. */
+  comm?: string;
+}
+
+/** `\ooo` escapes of the watcher's strings. */
+function unescapeField(s: string): string {
+  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
+}
+
+/** Parses a `C ...` line; undefined if it is not one. */
+export function parseTracedCall(line: string): TracedCall | undefined {
+  const [head, file = '', comm] = line.split('\t');
+  const f = head!.split(' ');
+  if (f[0] !== 'C' || f.length < 11) return undefined;
+  const pid = Number(f[1]);
+  const nr = Number(f[2]);
+  if (!Number.isInteger(pid) || !Number.isInteger(nr) || !/^-?\d+$/.test(f[3]!)) return undefined;
+  const args = f.slice(4, 10).map((x) => BigInt.asUintN(64, BigInt(`0x${x}`)));
+  return { pid, nr, ret: BigInt(f[3]!), args, ppid: Number(f[10]) || 0, file: unescapeField(file), comm: comm ? unescapeField(comm) : undefined };
+}
+
+const NR = (name: string): number => SYSCALL_NR[name] ?? -1;
+
+/** Whether the process events already run this call (process_paths.ts: exec, the parent's side of a fork, a reaping wait4). */
+function runByProcessEvents(c: TracedCall): boolean {
+  if (c.nr === NR('execve') || c.nr === NR('execveat')) return c.ret === 0n;
+  if (c.nr === NR('clone') || c.nr === NR('clone3') || c.nr === NR('fork') || c.nr === NR('vfork')) return c.ret > 0n;
+  if (c.nr === NR('wait4')) return c.ret > 0n;
+  return false;
+}
+
+/** Calls whose captured tree (a block of the call paths) holds for any file: the VFS part, the file's operation a hole. */
+const BLOCKS: Record<string, string> = {
+  read: 'sys_read',
+  write: 'sys_write',
+  close: 'sys_close',
+  getdents64: 'sys_getdents64',
+  newfstatat: 'sys_newfstatat',
+  poll: 'sys_poll',
+};
+
+/** Calls whose first argument is the fd their file is open as. */
+const FD_CALLS = new Set(['read', 'write', 'close', 'getdents64', 'poll']);
+
+export class TracedCalls {
+  /** Calls reported so far (the daemon's `load`). */
+  reported = 0;
+  /** nr → the name its entry function and events use (the first name of the table whose __x64_sys_ function exists). */
+  private readonly names = new Map<number, string | undefined>();
+
+  constructor(
+    private readonly k: Kernel,
+    private readonly mirror: ProcessMirror,
+    private readonly files: HostSyscalls,
+  ) {}
+
+  run(rec: TracedCall): void {
+    const k = this.k;
+    this.reported++;
+    if (runByProcessEvents(rec)) return;
+    const task = this.mirror.taskOf(rec.pid, rec.comm, rec.ppid, true);
+    if (task.kthread || task.exited) return;
+    this.mirror.watch(task);
+    if (!k.callPaths || k.syscallBusy(task)) return;
+    task.lastSyscallNs = k.clock.now();
+    if (!k.observed()) return;
+    this.traced(task, rec);
+  }
+
+  private traced(task: Task, rec: TracedCall): void {
+    const k = this.k;
+    k.sched.ensureRunning(task);
+    const name = this.nameOf(rec.nr);
+    const ret = BigInt.asUintN(64, rec.ret);
+    k.entry.sysEnter(task, rec.nr, rec.args);
+    const nodes = name && k.deep() ? this.nodes(name) : undefined;
+    if (nodes) {
+      const env: PathEnv = { task: task.addr, tsk: task.addr, 'struct task_struct': task.addr, fd: rec.args[0], buf: rec.args[1], ubuf: rec.args[1], count: rec.args[2] };
+      const opened = FD_CALLS.has(name!) && rec.file.startsWith('/') ? this.files.openHostFile(task, rec.file, S_IFREG | 0o644, Number(rec.args[0])) : undefined;
+      if (opened) k.entry.fileEnv(env, opened.file);
+      // The file's own operation (not captured for this file) is where a failure comes from.
+      const fail: HoleFn = (c) => {
+        if (rec.ret < 0n) c.err = { errno: Number(-rec.ret), error: undefined };
+      };
+      const holes: Record<string, HoleFn> = { '$op': fail, '$fop.read': fail, '$fop.write': fail, '$fop.iterate': fail, '$fop.poll': fail, '$fop.release': fail };
+      const ctx: RunCtx = { task, env, flags: new Set(), holes, ret };
+      try {
+        const r = k.entry.enter(task, nodes, ctx, rec.args);
+        // Nothing in these trees waits; should something (a tick) make it, the file goes when the tree is done.
+        if (r instanceof Promise) void r.finally(() => opened?.vfs.closeFile(opened.file));
+        else if (opened) opened.vfs.closeFile(opened.file);
+      } catch (e) {
+        k.entry.leave(task);
+        if (opened) opened.vfs.closeFile(opened.file);
+        throw e;
+      }
+    }
+    k.entry.sysExit(task, rec.nr, ret);
+  }
+
+  /** The call's captured tree, or its entry function alone. */
+  private nodes(name: string): readonly PathNode[] | undefined {
+    const block = BLOCKS[name];
+    const tree = block ? this.k.paths.get(block) : undefined;
+    if (tree?.length) return tree;
+    return [{ name: `__x64_sys_${name}`, kids: [], rep: 1, chain: true }];
+  }
+
+  private nameOf(nr: number): string | undefined {
+    if (this.names.has(nr)) return this.names.get(nr);
+    let found: string | undefined;
+    for (const [name, n] of Object.entries(SYSCALL_NR)) {
+      if (n !== nr) continue;
+      if (this.k.resolve(`__x64_sys_${name}`)) {
+        found = name;
+        break;
+      }
+      found ??= name;
+    }
+    this.names.set(nr, found);
+    return found;
+  }
+}
