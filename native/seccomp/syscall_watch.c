@@ -61,12 +61,17 @@
  * resumed with PTRACE_SYSCALL: each call stops at entry and at exit, and
  * one line is reported after it ran, with its real result:
  *
- *   C pid nr ret a0 a1 a2 a3 a4 a5 ppid\tfile\tcomm\n
+ *   T pid nr ret a0 a1 a2 a3 a4 a5 ppid\tfile\tcomm\n
  *
  *   ret       the result the call returned (-errno on failure)
  *   file      the file the call is on: the target of its fd argument
  *             (/proc/PID/fd/N: a path, pipe:[ino], socket:[ino], ...), or
  *             the absolute path of its path argument; empty otherwise
+ *
+ * and, as a thread enters a call that forks (clone, clone3, fork, vfork),
+ * before the proc connector reports the fork:
+ *
+ *   B pid nr\n
  *
  * Calls on a --served file are not reported (the emulator runs them as
  * FUSE requests). A call the seccomp filter also reports (an open, chdir,
@@ -823,6 +828,11 @@ static void on_entry(pid_t tid, struct tracee *t, const struct __ptrace_syscall_
 		return;
 	}
 	escape(abs, t->file, sizeof(t->file));
+	if (t->nr == 56 || t->nr == 57 || t->nr == 58 || t->nr == 435) {
+		char line[64];
+		int n = snprintf(line, sizeof(line), "B %d %ld\n", tid, t->nr);
+		add_line(line, (size_t)n);
+	}
 	if (is_lifecycle(t->nr))
 		flush_batch();
 }
@@ -845,7 +855,7 @@ static void on_exit_stop(pid_t tid, struct tracee *t, const struct __ptrace_sysc
 			t->ppid = proc_ppid(tid);
 		}
 		const uint64_t *a = t->args;
-		n = snprintf(line, sizeof(line), "C %d %ld %lld %llx %llx %llx %llx %llx %llx %d\t%s\t%s\n", tid, t->nr, (long long)si->exit.rval,
+		n = snprintf(line, sizeof(line), "T %d %ld %lld %llx %llx %llx %llx %llx %llx %d\t%s\t%s\n", tid, t->nr, (long long)si->exit.rval,
 			     (unsigned long long)a[0], (unsigned long long)a[1], (unsigned long long)a[2], (unsigned long long)a[3],
 			     (unsigned long long)a[4], (unsigned long long)a[5], t->ppid, t->file, t->comm);
 	}

@@ -63,14 +63,21 @@ function readerOf(fd: number, buf: Buffer): () => number {
 /** How often events are read when no request asks for them first. */
 const POLL_MS = 10;
 
-/** Dispatches one line: `S ...` is a watched system call, `C ...` any other traced call, the rest process events. */
+/**
+ * Dispatches one line: `S ...` is a watched system call, `T ...` any other
+ * traced call, `B pid nr` a traced thread entering a call that forks; the
+ * rest are process events.
+ */
 export function hostEventLine(sinks: HostEventSinks, line: string): void {
   if (line.startsWith('S ')) {
     const rec = parseHostSyscall(line);
     if (rec) sinks.syscalls.run(rec);
-  } else if (line.startsWith('C ')) {
+  } else if (line.startsWith('T ')) {
     const rec = parseTracedCall(line);
     if (rec) sinks.traced.run(rec);
+  } else if (line.startsWith('B ')) {
+    const [, pid, nr] = line.split(' ').map(Number);
+    if (Number.isInteger(pid) && Number.isInteger(nr)) sinks.mirror.forkCalled(pid!, nr!);
   } else procEventLine(sinks.mirror, line);
 }
 

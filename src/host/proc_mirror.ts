@@ -21,6 +21,12 @@ interface Mirrored {
   watched: boolean;
   /** An exec inferred from a changed comm that a later exec notification must not repeat. */
   execInferred: boolean;
+  /**
+   * Its execs as the proc connector reported them and as the watcher traced
+   * them (an execve() that returned 0): whichever comes first runs the exec,
+   * so calls traced after it follow it however late the other report is.
+   */
+  execs?: { reported: number; traced: number };
 }
 
 /** How far up the parent chain a new process's ancestors are mirrored. */
@@ -35,6 +41,8 @@ export class ProcessMirror {
   private using?: number;
   /** Paths execve() was given, by caller, reported before the call ran (the watcher): the exec that follows ran that name. */
   private readonly execNames = new Map<number, string>();
+  /** The call each traced thread is forking by (the watcher's `B` lines), until its fork is reported. */
+  private readonly forkCalls = new Map<number, number>();
   /** The tasks this mirror made, and what it knows of their processes. */
   private readonly mirrored = new WeakMap<Task, Mirrored>();
   /**
@@ -111,7 +119,10 @@ export class ProcessMirror {
   /** The process of `t` reports its system calls outside the mount (the watcher runs it), and so will its children. */
   watch(t: Task): void {
     const m = this.mirrored.get(t);
-    if (m) m.watched = true;
+    if (m) {
+      m.watched = true;
+      m.execs ??= { reported: 0, traced: 0 };
+    }
     this.k.procs.quiet(t, false);
   }
 
@@ -185,7 +196,7 @@ export class ProcessMirror {
     const t = this.k.procs.adopt({ pid, tgid, comm, ppid, cpu, prio, state: fresh ? 'R' : 'S' }, leader ?? (fresh && parent && tgid === parent.tgid ? parent : undefined));
     // A watched process's children are watched too (the seccomp filter is inherited).
     const watched = fresh && parent ? this.watched(parent) : false;
-    this.mirrored.set(t, { startTime: info.startTime, watched, execInferred: false });
+    this.mirrored.set(t, { startTime: info.startTime, watched, execInferred: false, execs: watched ? { reported: 0, traced: 0 } : undefined });
     // The machine's other processes are followed, their lives' events fired, but their call trees are not run:
     // under a tracer on every function each would cost thousands of calls, and the machine spawns them faster.
     if (!watched && this.using !== pid) this.k.procs.quiet(t);
@@ -221,6 +232,11 @@ export class ProcessMirror {
 
   // --- process events, as the proc connector reports them
 
+  /** A watched thread entered a call that forks (clone, clone3, fork, vfork): its next fork is made by it. */
+  forkCalled(pid: number, nr: number): void {
+    this.forkCalls.set(pid, nr);
+  }
+
   onFork(ppid: number, pid: number, tgid: number, cpu?: number): void {
     const known = this.k.tasks.process(pid);
     if (known && !known.exited) return;
@@ -228,12 +244,35 @@ export class ProcessMirror {
     const parent = this.ensure(ppid, 0) ?? this.k.tasks.get(1);
     const info: ProcInfo = this.src.stat(pid) ?? { pid, tgid, comm: parent?.comm ?? '<...>', ppid, cpu: cpu ?? parent?.cpu ?? 0, startTime: 0 };
     const child = this.adopt({ ...info, pid, tgid, ppid: tgid === pid ? ppid : (parent?.ppid ?? ppid), comm: parent?.comm ?? info.comm, cpu: cpu ?? info.cpu }, true, parent);
-    if (parent) this.k.procs.fork(parent, child);
+    const nr = this.forkCalls.get(ppid);
+    this.forkCalls.delete(ppid);
+    if (parent) this.k.procs.fork(parent, child, nr);
+  }
+
+  /** A traced call of a watched process: the execs before it all happened, however they were reported. */
+  traced(t: Task): void {
+    const e = this.mirrored.get(t)?.execs;
+    if (e && e.traced < e.reported) e.traced = e.reported;
+  }
+
+  /** A watched process's execve() returned 0: it runs `comm` now, unless the proc connector reported that exec first. */
+  execTraced(t: Task, comm: string): void {
+    const m = this.mirrored.get(t);
+    if (!m) return;
+    const e = (m.execs ??= { reported: 0, traced: 0 });
+    if (++e.traced <= e.reported || m.execInferred) return;
+    // This exec runs now: the execve() the watcher reported before it names it.
+    this.k.procs.exec(t, this.execPath(t.pid, this.src.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
   }
 
   onExec(pid: number, reported: string, exe?: string): void {
     const t = this.k.tasks.process(pid) ?? this.taskOf(pid);
     const m = this.mirrored.get(t);
+    if (m?.execs && ++m.execs.reported <= m.execs.traced) {
+      // The watcher's traced execve() ran it already.
+      this.execNames.delete(pid);
+      return;
+    }
     const filename = this.execPath(pid, exe ?? this.src.exe(pid) ?? '');
     // A process gone before its comm could be read: the kernel named it after the file it ran.
     const comm = reported || (filename.split('/').pop() ?? '') || t.comm;

@@ -2,7 +2,7 @@
  * Every system call a watched process makes, reported after it ran while
  * the kernel can see system calls (Kernel.syscallsObserved): the watcher
  * (native/seccomp/syscall_watch.c) traces them with ptrace and writes one
- * line per call, `C pid nr ret a0..a5 ppid\tfile\tcomm`. Each runs in the
+ * line per call, `T pid nr ret a0..a5 ppid\tfile\tcomm`. Each runs in the
  * caller's task: sys_enter with its arguments, the real kernel's tree of
  * that call where the call paths have one (read → ksys_read → vfs_read,
  * close → __fput, ...; what the file's own operations do was captured for
@@ -24,7 +24,7 @@ import { S_IFREG } from '../kernel/vfs.js';
 import type { ProcessMirror } from './proc_mirror.js';
 import type { HostSyscalls } from './syscalls.js';
 
-/** One traced call (a line `C ...` of the watcher). */
+/** One traced call (a line `T ...` of the watcher). */
 export interface TracedCall {
   /** The calling thread. */
   pid: number;
@@ -47,11 +47,11 @@ function unescapeField(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
 
-/** Parses a `C ...` line; undefined if it is not one. */
+/** Parses a `T ...` line; undefined if it is not one. */
 export function parseTracedCall(line: string): TracedCall | undefined {
   const [head, file = '', comm] = line.split('\t');
   const f = head!.split(' ');
-  if (f[0] !== 'C' || f.length < 11) return undefined;
+  if (f[0] !== 'T' || f.length < 11) return undefined;
   const pid = Number(f[1]);
   const nr = Number(f[2]);
   if (!Number.isInteger(pid) || !Number.isInteger(nr) || !/^-?\d+$/.test(f[3]!)) return undefined;
@@ -61,9 +61,13 @@ export function parseTracedCall(line: string): TracedCall | undefined {
 
 const NR = (name: string): number => SYSCALL_NR[name] ?? -1;
 
-/** Whether the process events already run this call (process_paths.ts: exec, the parent's side of a fork, a reaping wait4). */
+function isExec(nr: number): boolean {
+  return nr === NR('execve') || nr === NR('execveat');
+}
+
+/** Whether the process events already run this call (process_paths.ts: exec, the parent's side of a fork — by the call the `B` line named —, a reaping wait4). */
 function runByProcessEvents(c: TracedCall): boolean {
-  if (c.nr === NR('execve') || c.nr === NR('execveat')) return c.ret === 0n;
+  if (isExec(c.nr)) return c.ret === 0n;
   if (c.nr === NR('clone') || c.nr === NR('clone3') || c.nr === NR('fork') || c.nr === NR('vfork')) return c.ret > 0n;
   if (c.nr === NR('wait4')) return c.ret > 0n;
   return false;
@@ -97,10 +101,12 @@ export class TracedCalls {
   run(rec: TracedCall): void {
     const k = this.k;
     this.reported++;
-    if (runByProcessEvents(rec)) return;
     const task = this.mirror.taskOf(rec.pid, rec.comm, rec.ppid, true);
     if (task.kthread || task.exited) return;
     this.mirror.watch(task);
+    if (isExec(rec.nr) && rec.ret === 0n) this.mirror.execTraced(task, rec.comm ?? task.comm);
+    else this.mirror.traced(task);
+    if (runByProcessEvents(rec)) return;
     if (!k.callPaths || k.syscallBusy(task)) return;
     task.lastSyscallNs = k.clock.now();
     if (!k.observed()) return;

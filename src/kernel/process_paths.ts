@@ -28,6 +28,14 @@ interface ProcessSpec {
 const SIGCHLD = 17n;
 
 /** Functions whose hooks the process paths swap in while they run (their effects are the processes' lives). */
+/** The entry function of each call that forks, and the function between it and kernel_clone. */
+const FORK_ENTRY: Record<number, readonly [string, string?]> = {
+  [SYSCALL_NR.clone ?? 56]: ['__x64_sys_clone', '__do_sys_clone'],
+  [SYSCALL_NR.fork ?? 57]: ['__x64_sys_fork'],
+  [SYSCALL_NR.vfork ?? 58]: ['__x64_sys_vfork'],
+  [SYSCALL_NR.clone3 ?? 435]: ['__x64_sys_clone3'],
+};
+
 export const PROCESS_HOOKED: readonly string[] = ['wake_up_new_task', 'kernel_clone', '__set_task_comm', 'bprm_execve', 'taskstats_exit'];
 /** clone flags of a new thread (pthread_create), and of fork(). */
 const CLONE_THREAD_FLAGS = 0x3d0f00n;
@@ -37,8 +45,8 @@ export class ProcessPaths {
   readonly counts = { forks: 0, execs: 0, exits: 0 };
   /** Tasks whose lives fire their events but run no call trees (see quiet()). */
   private readonly quietTasks = new WeakSet<Task>();
-  /** Children that have not run yet: their first run starts in ret_from_fork. */
-  private readonly fresh = new WeakSet<Task>();
+  /** Children that have not run yet, with the call that made them: their first run starts in ret_from_fork. */
+  private readonly fresh = new WeakMap<Task, number>();
   /** Each parent's struct kernel_clone_args (a local of __do_sys_clone: reused from fork to fork). */
   private readonly cloneArgs = new WeakMap<Task, bigint>();
 
@@ -110,13 +118,13 @@ export class ProcessPaths {
     return t;
   }
 
-  /** `parent` forks `child` (a new process, or a thread when the tgids match). */
-  fork(parent: Task, child: Task): void {
+  /** `parent` forks `child` (a new process, or a thread when the tgids match) by system call `nr` (clone, clone3, fork, vfork). */
+  fork(parent: Task, child: Task, nr = SYSCALL_NR.clone ?? 56): void {
     this.counts.forks++;
     const k = this.k;
     const thread = child.tgid === parent.tgid && child.pid !== child.tgid;
     child.state = 'R';
-    this.fresh.add(child);
+    this.fresh.set(child, nr);
     const fireFork = (): void => {
       k.tracepoints.fire('sched_process_fork', k.context(parent), { parent_comm: parent.comm, parent_pid: parent.pid, child_comm: child.comm, child_pid: child.pid });
     };
@@ -141,7 +149,6 @@ export class ProcessPaths {
     }
     k.structs.set(args, 'kernel_clone_args', 'flags', flags);
     k.structs.set(args, 'kernel_clone_args', 'exit_signal', thread ? 0 : 17);
-    const nr = SYSCALL_NR.clone ?? 56;
     const regs = k.userRegs(parent, [flags, 0n, 0n, 0n, 0n]);
     k.tracepoints.fire('sys_enter', k.context(parent), { id: nr, args: [flags, 0n, 0n, 0n, 0n, 0n] });
     let forked = false;
@@ -172,8 +179,9 @@ export class ProcessPaths {
       () => {
         const kc = run.fn('kernel_clone');
         const body = run.deps.paths.get('kernel_clone') ?? [];
-        const sysClone = run.fn('__x64_sys_clone');
-        const doClone = run.fn('__do_sys_clone');
+        const [entryName, doName] = FORK_ENTRY[nr] ?? FORK_ENTRY[SYSCALL_NR.clone ?? 56]!;
+        const sysClone = run.fn(entryName);
+        const doClone = doName ? run.fn(doName) : undefined;
         const inner = (px: Parameters<typeof run.call>[3]) => (kc ? run.call(kc, body, ctx, px) : run.run(body, ctx, px));
         const mid = (px: Parameters<typeof run.call>[3]) => (doClone ? run.call(doClone, (x) => inner(x) as never, ctx, px) : inner(px));
         const pid = BigInt(child.pid);
@@ -188,12 +196,13 @@ export class ProcessPaths {
 
   /** A forked child runs for the first time: ret_from_fork, and its clone() returns 0. */
   firstRun(child: Task): void {
-    if (!this.fresh.has(child)) return;
+    const nr = this.fresh.get(child);
+    if (nr === undefined) return;
     this.fresh.delete(child);
     const k = this.k;
     if (!k.observed()) return;
     if (this.deep(child)) void k.runner.block('ret_from_fork', this.ctx(child, {}));
-    k.tracepoints.fire('sys_exit', k.context(child), { id: SYSCALL_NR.clone ?? 56, ret: 0n });
+    k.tracepoints.fire('sys_exit', k.context(child), { id: nr, ret: 0n });
   }
 
   /** `task` execs `filename`; its comm becomes `comm`. */

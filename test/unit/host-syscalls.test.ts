@@ -49,7 +49,7 @@ describe.each(SERIES)('watched system calls outside the mount (%s)', (series) =>
     e.proc.set({ pid: SH.pid, comm: 'sh', ppid: 1, startTime: 1, cwd: '/sys/kernel/tracing' });
     const w = (path: string, text: string, append = false) => echo(e.fs, path, text, append, SH);
     const lines = async () => traceLines(await e.fs.readFile('trace', SH));
-    const report = (l: string) => hostEventLine({ mirror: e.host.mirror, syscalls: e.host.syscalls }, l);
+    const report = (l: string) => hostEventLine({ mirror: e.host.mirror, syscalls: e.host.syscalls, traced: e.host.traced, observed: () => false }, l);
     return { ...e, w, lines, report };
   }
 

@@ -1,0 +1,191 @@
+/**
+ * Under `tracefs-emu exec`, every system call of a traced program reaches
+ * the emulated kernel: with raw_syscalls enabled, the sys_enter events of a
+ * command and its children, per system call, are as many as strace counts
+ * for the same command run outside (strace cannot run inside: the watcher
+ * is the command's tracer), and the calls return the same values (pointers
+ * and pids: the same sign); and a function_graph recording shows vfs_read
+ * called by cat.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SYSCALL_NR } from '../../src/kernel/syscall_nr.js';
+import { syscallWatcher } from '../../src/exec/namespace.js';
+
+const REPO = resolve(import.meta.dirname, '../..');
+const CLI = join(REPO, 'bin', 'tracefs-emu.js');
+
+function why(): string | undefined {
+  if (process.getuid?.() !== 0) return 'needs root (mount namespaces, ptrace)';
+  if (!existsSync('/dev/fuse')) return 'no /dev/fuse';
+  if (!existsSync(join(REPO, 'dist', 'src', 'cli', 'index.js'))) return 'not built (npm run build)';
+  if (!syscallWatcher()) return 'no C compiler for the watcher';
+  if (!existsSync('/usr/bin/strace')) return 'no strace';
+  return undefined;
+}
+const skip = why();
+
+function run(file: string, args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((ok) => {
+    execFile(file, args, { env, cwd, timeout: 120_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
+      ok({ code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+/** Calls whose result is an address or a pid: only whether they failed is compared. */
+const SIGN_ONLY = new Set(['mmap', 'brk', 'mremap', 'clone', 'clone3', 'fork', 'vfork', 'wait4', 'getpid', 'getppid', 'gettid', 'set_tid_address']);
+/** Calls whose result depends on timing: rt_sigreturn gives back what the call a signal interrupted had returned. */
+const COUNT_ONLY = new Set(['rt_sigreturn']);
+
+/** Per system call number: how many calls, and their results (sorted), normalized. */
+type Census = Map<number, { calls: number; rets: string[] }>;
+
+function norm(name: string, ret: bigint): string {
+  if (COUNT_ONLY.has(name)) return '*';
+  return SIGN_ONLY.has(name) ? (ret < 0n ? String(ret) : '+') : String(ret);
+}
+
+const NAMES = new Map<number, string>();
+for (const [name, nr] of Object.entries(SYSCALL_NR)) if (!NAMES.has(nr)) NAMES.set(nr, name);
+
+function add(c: Census, nr: number, ret?: bigint): void {
+  let e = c.get(nr);
+  if (!e) c.set(nr, (e = { calls: 0, rets: [] }));
+  if (ret === undefined) e.calls++;
+  else e.rets.push(norm(NAMES.get(nr) ?? '', ret));
+}
+
+/** strace -f output: `PID name(...) = RET`, possibly split into `<unfinished ...>` and `<... name resumed>`. */
+function straceCensus(text: string): Census {
+  const c: Census = new Map();
+  for (const line of text.split('\n')) {
+    const m = /^\d+\s+(?:<\.\.\. )?(\w+)(?:\(| resumed>)/.exec(line);
+    if (!m || line.includes('+++') || line.includes('---')) continue;
+    const nr = SYSCALL_NR[m[1]!];
+    if (nr === undefined) continue;
+    if (!line.includes(' resumed>')) add(c, nr);
+    // Failures print -1 and the errno's name; the kernel returns -errno.
+    const r = /\) += (-?\d+|0x[0-9a-f]+)(?: (E[A-Z0-9]+))?/.exec(line);
+    if (r) add(c, nr, r[2] ? BigInt(-(constants.errno as Record<string, number>)[r[2]]!) : BigInt(r[1]!));
+  }
+  for (const e of c.values()) e.rets.sort();
+  return c;
+}
+
+/**
+ * A raw_syscalls trace: the process that wrote the `go` marker, from its
+ * next exec on, and its descendants (the machine's other processes' lives
+ * are in the trace too, as on a real kernel).
+ */
+function traceCensus(text: string): Census {
+  const c: Census = new Map();
+  let cmd = -1;
+  let started = false;
+  const ours = new Set<number>();
+  const pending = new Map<number, number>();
+  for (const line of text.split('\n')) {
+    const go = /^\s*\S+-(\d+)\s+\[\d+\].*tracing_mark_write: go$/.exec(line);
+    if (go) cmd = Number(go[1]);
+    const m = /^\s*\S+-(\d+)\s+\[\d+\].*?: sys_(enter|exit): NR (\d+) (?:\(|= (-?\d+))/.exec(line);
+    if (!m || cmd < 0) continue;
+    const pid = Number(m[1]);
+    const nr = Number(m[3]);
+    if (!started && pid === cmd && m[2] === 'enter' && NAMES.get(nr) === 'execve') {
+      started = true;
+      ours.add(cmd);
+    }
+    if (!ours.has(pid)) continue;
+    if (m[2] === 'exit' && /^(clone|vfork|fork|clone3)$/.test(NAMES.get(nr) ?? '') && Number(m[4]) > 0) ours.add(Number(m[4]));
+    if (m[2] === 'enter') {
+      add(c, nr);
+      pending.set(pid, nr);
+    } else if (pending.get(pid) === nr) {
+      add(c, nr, BigInt(m[4]!));
+      pending.delete(pid);
+    }
+  }
+  for (const e of c.values()) e.rets.sort();
+  return c;
+}
+
+function table(c: Census): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [nr, e] of [...c].sort((a, b) => a[0] - b[0])) out[NAMES.get(nr) ?? String(nr)] = `${e.calls}: ${e.rets.join(' ')}`;
+  return out;
+}
+
+describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let base: string;
+  let mnt: string;
+  let env: NodeJS.ProcessEnv;
+
+  beforeAll(async () => {
+    base = mkdtempSync(join(tmpdir(), 'e2e-traced-'));
+    mnt = join(base, 'mnt');
+    env = { ...process.env, TRACEFS_EMU_STATE_DIR: join(base, 'state'), LC_ALL: 'C' };
+    const r = await run(process.execPath, [CLI, 'mount', mnt, '--daemon'], env);
+    expect(r.code, r.stderr).toBe(0);
+  }, 120_000);
+
+  afterAll(async () => {
+    await run(process.execPath, [CLI, 'unmount', mnt], env);
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  /** The command under exec with raw_syscalls on, and under strace outside: the two censuses. */
+  async function both(cmd: string): Promise<{ traced: Census; strace: Census }> {
+    const out = join(base, 'strace.txt');
+    // Both run in / (a shell checks $PWD against its cwd: a cwd on the mount would be FUSE's, its attributes cached).
+    // Both read /dev/null and write to it (a program may ask whether its output is a terminal).
+    const s = await run('/bin/sh', ['-c', 'exec strace -f -o "$0" /bin/sh -c "$1" < /dev/null > /dev/null', out, `exec ${cmd}`], { ...env, PWD: '/' }, '/');
+    expect(s.code, s.stderr).toBe(0);
+    const strace = straceCensus(readFileSync(out, 'utf8'));
+    // The command's shell marks the trace, then runs what strace ran.
+    const inner = join(base, 'inner.sh');
+    writeFileSync(inner, `echo go > /sys/kernel/tracing/trace_marker\nexec /bin/sh -c 'exec ${cmd.replace(/'/g, `'\\''`)}'\n`);
+    const script = [
+      'cd /sys/kernel/tracing',
+      'echo > trace',
+      'echo 1 > events/raw_syscalls/enable',
+      `(cd / && /bin/sh ${inner} < /dev/null > /dev/null)`,
+      'echo 0 > events/raw_syscalls/enable',
+      'cat trace',
+    ].join('; ');
+    const r = await run(process.execPath, [CLI, 'exec', '--mount', mnt, '--', '/bin/sh', '-c', script], env);
+    expect(r.code, r.stderr).toBe(0);
+    return { traced: traceCensus(r.stdout), strace };
+  }
+
+  it('cat /etc/hostname: every call strace sees, as often, with the same results', async () => {
+    const { traced, strace } = await both('/bin/cat /etc/hostname');
+    expect(strace.get(SYSCALL_NR.read!)?.calls).toBeGreaterThan(0);
+    expect(table(traced)).toEqual(table(strace));
+  }, 180_000);
+
+  it("sh -c 'echo hi | wc -c': the shell and both sides of the pipe", async () => {
+    const { traced, strace } = await both(`/bin/sh -c "echo hi | /usr/bin/wc -c"`);
+    expect(strace.get(SYSCALL_NR.pipe2!)?.calls).toBe(1);
+    expect(table(traced)).toEqual(table(strace));
+  }, 180_000);
+
+  it.skipIf(!existsSync('/usr/bin/trace-cmd'))('trace-cmd record -p function_graph -g vfs_read records vfs_read called by cat', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'e2e-traced-tc-'));
+    try {
+      const r = await run(
+        process.execPath,
+        [CLI, 'exec', '--mount', mnt, '--', 'sh', '-c', `cd ${dir} && trace-cmd record -p function_graph -g vfs_read sh -c 'sleep 0.5; exec cat /etc/hostname' > /dev/null 2>&1 && trace-cmd report 2>/dev/null`],
+        env,
+      );
+      const lines = r.stdout.split('\n');
+      expect(lines.some((l) => /^\s+cat-\d+ .*funcgraph_entry:.*\|\s+vfs_read\(\) \{/.test(l)), r.stdout.slice(0, 4000)).toBe(true);
+      expect(lines.some((l) => /^\s+cat-\d+ .*funcgraph_entry:.*\|\s+rw_verify_area\(\)/.test(l)), r.stdout.slice(0, 4000)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+});
