@@ -1,0 +1,82 @@
+/**
+ * Every other system call of a watched process (the watcher traces them
+ * while the kernel can see system calls: `T` lines, traced_calls.ts): each
+ * runs in the caller's task with its events and the real kernel's path.
+ */
+import { describe, expect, it } from 'vitest';
+import { hostEventLine } from '../../src/host/events.js';
+import { parseTracedCall } from '../../src/host/traced_calls.js';
+import { kernelEmu } from '../helpers/kernel.js';
+import { echo, traceLines } from '../helpers/tracefs.js';
+
+const SH = { pid: 4321, uid: 0, gid: 0 };
+
+/** A traced call, as syscall_watch writes it. */
+function tline(nr: number, ret: bigint | number, args: bigint[] = [], file = '', pid = SH.pid, comm = 'sh'): string {
+  const a = [...args, 0n, 0n, 0n, 0n, 0n, 0n].slice(0, 6).map((x) => BigInt.asUintN(64, x).toString(16));
+  return `T ${pid} ${nr} ${ret} ${a.join(' ')} 1\t${file}\t${comm}`;
+}
+
+describe('traced calls\' lines', () => {
+  it('carry the call, its result, the file and the comm', () => {
+    const r = parseTracedCall('T 77 0 832 3 7ffd1000 340 0 0 0 70\t/usr/lib/x86_64-linux-gnu/libc.so.6\tcat')!;
+    expect(r).toMatchObject({ pid: 77, nr: 0, ret: 832n, ppid: 70, file: '/usr/lib/x86_64-linux-gnu/libc.so.6', comm: 'cat' });
+    expect(r.args.slice(0, 3)).toEqual([3n, 0x7ffd1000n, 0x340n]);
+    expect(parseTracedCall('T 77 9 -12 0 0 0 0 0 0 70\t\tcat')!.ret).toBe(-12n);
+    expect(parseTracedCall('C 1 2 0 comm')).toBeUndefined();
+  });
+});
+
+describe.each(['7.2', '6.12'] as const)('traced calls (%s)', (series) => {
+  function setup() {
+    const e = kernelEmu({ series });
+    e.proc.set({ pid: SH.pid, comm: 'sh', ppid: 1, startTime: 1, cwd: '/' });
+    const w = (path: string, text: string) => echo(e.fs, path, text, false, SH);
+    const lines = async () => traceLines(await e.fs.readFile('trace', SH));
+    const report = (l: string) => hostEventLine({ mirror: e.host.mirror, syscalls: e.host.syscalls, traced: e.host.traced, observed: () => false }, l);
+    return { ...e, w, lines, report };
+  }
+
+  it('sys_enter_getppid / sys_exit_getppid and raw_syscalls for each call, with its arguments and result', async () => {
+    const { w, lines, report } = setup();
+    await w('events/syscalls/sys_enter_getppid/enable', '1');
+    await w('events/syscalls/sys_exit_getppid/enable', '1');
+    await w('events/raw_syscalls/enable', '1');
+    for (let i = 0; i < 3; i++) report(tline(110, 1));
+    report(tline(0, -9, [77n, 0x1000n, 16n]));
+    const l = await lines();
+    expect(l.filter((x) => x.includes('sys_getppid()'))).toHaveLength(3);
+    expect(l.filter((x) => x.includes('sys_getppid -> 0x1'))).toHaveLength(3);
+    expect(l.filter((x) => x.includes('sys_enter: NR 110 '))).toHaveLength(3);
+    expect(l.some((x) => /sh-4321 .* sys_enter: NR 0 \(4d, 1000, 10, 0, 0, 0\)$/.test(x))).toBe(true);
+    expect(l.some((x) => /sh-4321 .* sys_exit: NR 0 = -9$/.test(x))).toBe(true);
+  });
+
+  it('a read runs ksys_read → vfs_read in the caller, with the bytes it read as the result', async () => {
+    const { w, lines, report } = setup();
+    await w('set_graph_function', 'vfs_read');
+    await w('current_tracer', 'function_graph');
+    report(tline(0, 5, [3n, 0x7ffd1000n, 4096n], '/etc/hostname', SH.pid, 'cat'));
+    await w('tracing_on', '0');
+    const l = await lines();
+    expect(l.some((x) => /vfs_read\(\) \{/.test(x)), l.join('\n')).toBe(true);
+    expect(l.some((x) => /rw_verify_area\(\)/.test(x))).toBe(true);
+  });
+
+  it('calls the process events run are not run again: the parent\'s clone, a reaping wait4; a traced exec runs once', async () => {
+    const { w, lines, report, host, proc } = setup();
+    await w('events/raw_syscalls/enable', '1');
+    host.mirror.taskOf(SH.pid, 'sh', 1, true);
+    report(tline(56, 4400));
+    report(tline(61, 4400));
+    report(tline(61, -10));
+    report(tline(59, -2));
+    proc.set({ pid: SH.pid, comm: 'cat', ppid: 1, startTime: 1, cwd: '/' });
+    report(tline(59, 0, [], '', SH.pid, 'cat'));
+    // The proc connector's line for that exec, late: not run again.
+    report(`E 0 ${SH.pid} ${SH.pid} cat\t/usr/bin/cat`);
+    const l = (await lines()).filter((x) => /sys_enter: NR (56|59|61) /.test(x));
+    expect(l.map((x) => /NR (\d+)/.exec(x)![1])).toEqual(['61', '59', '59']);
+    expect(l[2]).toMatch(/^\s+cat-4321 /);
+  });
+});
