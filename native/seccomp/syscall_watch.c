@@ -452,6 +452,8 @@ struct tracee {
 	char *s_tail;
 	int ppid;
 	char comm[80];   /* escaped; empty until first needed */
+	int stepping;    /* last resumed with PTRACE_SYSCALL */
+	int interrupted; /* a PTRACE_INTERRUPT is on its way */
 };
 
 #define MAX_TRACEES 4096
@@ -753,8 +755,15 @@ static int read_observe(void)
 	return observe_fd >= 0 && pread(observe_fd, &c, 1, 0) == 1 && c == '1';
 }
 
+static struct tracee *tracee_of(pid_t tid, int make);
+
 static void resume(pid_t tid, int sig)
 {
+	struct tracee *t = tracee_of(tid, 1);
+	if (t) {
+		t->stepping = observing;
+		t->interrupted = 0;
+	}
 	ptrace(observing ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
 }
 
@@ -864,12 +873,36 @@ static void on_exit_stop(pid_t tid, struct tracee *t, const struct __ptrace_sysc
 		add_line(line, (size_t)n);
 }
 
-/* Observation turned on: every tracee stops (PTRACE_EVENT_STOP) and goes on under PTRACE_SYSCALL. */
-static void interrupt_all(void)
+/* Whether a thread is running (not asleep in a call): /proc/TID/stat's state. */
+static int is_running(pid_t tid)
 {
-	for (unsigned i = 0; i < MAX_TRACEES; i++)
-		if (tracees[i].tid)
-			ptrace(PTRACE_INTERRUPT, tracees[i].tid, 0, 0);
+	char stat[512];
+	proc_file_line(tid, "stat", stat, sizeof(stat));
+	const char *close_paren = strrchr(stat, ')');
+	return close_paren && close_paren[1] == ' ' && close_paren[2] == 'R';
+}
+
+/*
+ * Observation is on: tracees resumed before it stop (PTRACE_EVENT_STOP) and
+ * go on under PTRACE_SYSCALL. Only running ones: one asleep in a call would
+ * see it fail with EINTR where the call cannot restart (a read on the FUSE
+ * mount); it is retried every RETRY_MS. Returns how many are left to stop.
+ */
+#define RETRY_MS 10
+static int to_stop; /* tracees resumed before observation turned on may be left */
+static int interrupt_running(void)
+{
+	int left = 0;
+	for (unsigned i = 0; i < MAX_TRACEES; i++) {
+		struct tracee *t = &tracees[i];
+		if (!t->tid || t->stepping || t->interrupted)
+			continue;
+		if (is_running(t->tid) && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+			t->interrupted = 1;
+		else
+			left++;
+	}
+	return left;
 }
 
 static void on_stop(pid_t tid, int status)
@@ -966,8 +999,10 @@ static void supervise(int listener, int inotify_fd)
 				_exit(0);
 			}
 		}
+		if (to_stop)
+			to_stop = observing && interrupt_running();
 		struct pollfd p[3] = {{listener, POLLIN, 0}, {sfd, POLLIN, 0}, {inotify_fd, POLLIN, 0}};
-		int r = poll(p, 3, batch_len ? FLUSH_MS : -1);
+		int r = poll(p, 3, batch_len ? FLUSH_MS : to_stop ? RETRY_MS : -1);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -986,10 +1021,8 @@ static void supervise(int listener, int inotify_fd)
 			char ev[4096];
 			while (read(inotify_fd, ev, sizeof(ev)) > 0) {
 			}
-			int was = observing;
 			observing = read_observe();
-			if (observing && !was)
-				interrupt_all();
+			to_stop = observing;
 		}
 		if (p[0].revents & POLLIN) {
 			memset(req, 0, sz.seccomp_notif);
@@ -1120,6 +1153,7 @@ int main(int argc, char **argv)
 				inotify_fd = -1;
 			}
 			observing = read_observe();
+			to_stop = observing;
 			long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
 			tracing = inotify_fd >= 0 && ptrace(PTRACE_SEIZE, cmd_pid, 0, opts) == 0;
 			if (tracing)

@@ -178,12 +178,13 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
     try {
       const r = await run(
         process.execPath,
-        [CLI, 'exec', '--mount', mnt, '--', 'sh', '-c', `cd ${dir} && trace-cmd record -p function_graph -g vfs_read sh -c 'sleep 0.5; exec cat /etc/hostname' > /dev/null 2>&1 && trace-cmd report 2>/dev/null`],
+        [CLI, 'exec', '--mount', mnt, '--', 'sh', '-c', `cd ${dir} && trace-cmd record -p function_graph -g vfs_read sh -c 'sleep 1; exec cat /etc/hostname' > record.log 2>&1; trace-cmd report 2>/dev/null`],
         env,
       );
       const lines = r.stdout.split('\n');
-      expect(lines.some((l) => /^\s+cat-\d+ .*funcgraph_entry:.*\|\s+vfs_read\(\) \{/.test(l)), r.stdout.slice(0, 4000)).toBe(true);
-      expect(lines.some((l) => /^\s+cat-\d+ .*funcgraph_entry:.*\|\s+rw_verify_area\(\)/.test(l)), r.stdout.slice(0, 4000)).toBe(true);
+      const why = () => `${readFileSync(join(dir, 'record.log'), 'utf8')}\n${r.stdout.slice(0, 4000)}`;
+      expect(lines.some((l) => /^\s+cat-\d+ .*funcgraph_entry:.*\|\s+vfs_read\(\) \{/.test(l)), why()).toBe(true);
+      expect(lines.some((l) => /^\s+cat-\d+ .*funcgraph_entry:.*\|\s+rw_verify_area\(\) \{/.test(l)), why()).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
