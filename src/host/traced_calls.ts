@@ -5,9 +5,11 @@
  * line per call, `T pid nr ret a0..a5 ppid\tfile\tcomm`. Each runs in the
  * caller's task: sys_enter with its arguments, the real kernel's tree of
  * that call where the call paths have one (read → ksys_read → vfs_read,
- * close → __fput, ...; what the file's own operations do was captured for
- * tracefs files only, so their holes stay empty) or else its entry function,
- * and sys_exit with the result the call returned.
+ * close → __fput, ...) or else its entry function,
+ * and sys_exit with the result the call returned. The trees of the calls
+ * every program makes were captured per kind of file (`call:<name>:<kind>`,
+ * tools/kernel-paths/calls.mjs): a read of a regular file runs filemap_read,
+ * of a pipe pipe_read.
  *
  * Calls the kernel already runs otherwise are not run again: those on the
  * mount (the watcher leaves them out: FUSE requests run them), those the
@@ -20,7 +22,7 @@ import type { Kernel } from '../kernel/kernel.js';
 import type { HoleFn, PathEnv, RunCtx } from '../kernel/path_runner.js';
 import { SYSCALL_NR } from '../kernel/syscall_nr.js';
 import type { Task } from '../kernel/task.js';
-import { S_IFREG } from '../kernel/vfs.js';
+import { S_IFDIR, S_IFREG } from '../kernel/vfs.js';
 import type { ProcessMirror } from './proc_mirror.js';
 import type { HostSyscalls } from './syscalls.js';
 
@@ -83,8 +85,22 @@ const BLOCKS: Record<string, string> = {
   poll: 'sys_poll',
 };
 
-/** Calls whose first argument is the fd their file is open as. */
-const FD_CALLS = new Set(['read', 'write', 'close', 'getdents64', 'poll']);
+/**
+ * The kind of file a call is on, as the `call:` blocks name them
+ * (tools/kernel-paths/calls.mjs): `reg`, `dir` (getdents64), `path`
+ * (newfstatat), `pipe`, `chr` (/dev/null), `anon` (an mmap of no file);
+ * undefined for the rest (a socket, a tty...).
+ */
+function fileKind(name: string, file: string): string | undefined {
+  if (name === 'mmap' && !file) return 'anon';
+  if (file.startsWith('pipe:')) return 'pipe';
+  if (file === '/dev/null') return 'chr';
+  if (!file.startsWith('/') || file.startsWith('/dev/') || file.startsWith('/proc/') || file.startsWith('/sys/')) return undefined;
+  return name === 'getdents64' ? 'dir' : name === 'newfstatat' ? 'path' : 'reg';
+}
+
+/** Calls on an open file (or a path): the argument that holds its fd. */
+const FD_ARG: Record<string, number> = { read: 0, write: 0, close: 0, getdents64: 0, newfstatat: 0, mmap: 4 };
 
 export class TracedCalls {
   /** Calls reported so far (the daemon's `load`). */
@@ -119,10 +135,13 @@ export class TracedCalls {
     const name = this.nameOf(rec.nr);
     const ret = BigInt.asUintN(64, rec.ret);
     k.entry.sysEnter(task, rec.nr, rec.args);
-    const nodes = name && k.deep() ? this.nodes(name) : undefined;
+    const nodes = name && k.deep() ? this.nodes(name, rec.file) : undefined;
     if (nodes) {
       const env: PathEnv = { task: task.addr, tsk: task.addr, 'struct task_struct': task.addr, fd: rec.args[0], buf: rec.args[1], ubuf: rec.args[1], count: rec.args[2] };
-      const opened = FD_CALLS.has(name!) && rec.file.startsWith('/') ? this.files.openHostFile(task, rec.file, S_IFREG | 0o644, Number(rec.args[0])) : undefined;
+      const fdArg = FD_ARG[name!];
+      const fd = fdArg === undefined ? -1 : Number(BigInt.asIntN(32, rec.args[fdArg] ?? 0n));
+      const mode = name === 'getdents64' ? S_IFDIR | 0o755 : S_IFREG | 0o644;
+      const opened = fdArg !== undefined && rec.file.startsWith('/') ? this.files.openHostFile(task, rec.file, mode, Math.max(fd, 0)) : undefined;
       if (opened) k.entry.fileEnv(env, opened.file);
       // The file's own operation (not captured for this file) is where a failure comes from.
       const fail: HoleFn = (c) => {
@@ -144,8 +163,11 @@ export class TracedCalls {
     k.entry.sysExit(task, rec.nr, ret);
   }
 
-  /** The call's captured tree, or its entry function alone. */
-  private nodes(name: string): readonly PathNode[] | undefined {
+  /** The call's tree captured for its kind of file, else one that holds for any file, else its entry function alone. */
+  private nodes(name: string, file: string): readonly PathNode[] | undefined {
+    const kind = fileKind(name, file);
+    const own = kind ? this.k.paths.get(`call:${name}:${kind}`) : undefined;
+    if (own?.length) return own;
     const block = BLOCKS[name];
     const tree = block ? this.k.paths.get(block) : undefined;
     if (tree?.length) return tree;

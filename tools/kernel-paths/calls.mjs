@@ -1,0 +1,80 @@
+#!/usr/bin/env node
+// Adds to data/kernel-<series>/call-paths.txt.br the `call:` blocks: what the
+// real kernel runs for the system calls every program makes, by the kind of
+// file they are on — read and write on a regular file, a pipe, /dev/null;
+// close of a regular file and of a pipe; an anonymous mmap; a stat of a
+// path; getdents64 of a directory — cut out of the traces
+// tools/oracle/kernel-paths-calls.sh takes. The emulated kernel replays them
+// for the calls `tracefs-emu exec`'s watcher traces (src/host/traced_calls.ts),
+// named `call:<syscall>:<kind>`. Each block has one hole, `$op`, as the last
+// call of the function that returns the system call's result: a failure is
+// settled there.
+//
+//   kernel-oracle [--series S] --out DIR run - < tools/oracle/kernel-paths-calls.sh
+//   node tools/kernel-paths/calls.mjs S DIR
+//
+// Blocks already named `call:*` in the file are replaced; the others are kept.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cleanTree, emit, has, node, openCapture } from './lib.mjs';
+
+const [series, dir] = process.argv.slice(2);
+if (!series || !dir) {
+  console.error('usage: calls.mjs SERIES ORACLE_OUT_DIR');
+  process.exit(2);
+}
+const root = join(dirname(fileURLToPath(import.meta.url)), '../..');
+const { find } = openCapture(dir);
+
+const blocks = new Map();
+const missing = [];
+/** A system call's tree from an op's trace, cleaned, with `$op` last under `resultFn` (default: the entry function). */
+function call(name, op, sysName, { resultFn = sysName, ...opts } = {}) {
+  const t = find(`calls-${op}`, sysName, opts);
+  const r = t && (t.name === resultFn ? t : node(t, resultFn));
+  if (!t || !r) {
+    // A kernel that does it another way: that kind of file keeps the generic tree.
+    missing.push(`${name} (${op}: ${sysName}${opts.marker ? ` with ${opts.marker}` : ''})`);
+    return;
+  }
+  cleanTree(t);
+  const r2 = t.name === resultFn ? t : node(t, resultFn);
+  r2.kids.push({ name: '$op', kids: [] });
+  blocks.set(name, [t]);
+}
+
+const notTracefs = (n) => !has(n, /^(tracefs_|eventfs_|kernfs_)/);
+const noPipe = (n) => notTracefs(n) && !has(n, /^pipe_/);
+// (the guest's programs are busybox's: its cat copies with sendfile, dd reads and writes)
+call('call:read:reg', 'dd-file', '__x64_sys_read', { comm: 'dd', resultFn: 'vfs_read', where: noPipe, marker: /^(filemap_read|\w+_file_read_iter)$/ });
+call('call:read:pipe', 'cat-pipe', '__x64_sys_read', { comm: 'cat', resultFn: 'vfs_read', marker: 'pipe_read' });
+call('call:read:chr', 'cat-null', '__x64_sys_read', { comm: 'cat', resultFn: 'vfs_read', marker: /null/ });
+call('call:write:pipe', 'cat-pipe', '__x64_sys_write', { comm: 'sh', resultFn: 'vfs_write', marker: 'pipe_write' });
+call('call:write:chr', 'cat-pipe', '__x64_sys_write', { comm: 'cat', resultFn: 'vfs_write', marker: /null/ });
+call('call:close:reg', 'cat-file', '__x64_sys_close', { comm: 'cat', where: (n) => noPipe(n) && has(n, '__fput') });
+call('call:close:pipe', 'cat-pipe', '__x64_sys_close', { comm: 'sh', marker: 'pipe_release' });
+call('call:mmap:anon', 'cat-null', '__x64_sys_mmap', { comm: 'cat' });
+call('call:newfstatat:path', 'ls-dir', '__x64_sys_newfstatat', { comm: 'ls', where: notTracefs, marker: 'vfs_getattr' });
+call('call:getdents64:dir', 'ls-dir', '__x64_sys_getdents64', { comm: 'ls', where: notTracefs, marker: 'iterate_dir' });
+
+const file = join(root, 'data', `kernel-${series}`, 'call-paths.txt.br');
+const old = brotliDecompressSync(readFileSync(file)).toString();
+// Keep every block but the call ones.
+const kept = [];
+let skip = false;
+for (const line of old.split('\n')) {
+  if (line.startsWith('@')) skip = line.startsWith('@call:');
+  if (!skip && line !== '') kept.push(line);
+}
+const out = [...kept];
+for (const [name, kids] of blocks) {
+  out.push(`@${name}`);
+  emit(kids, 0, out);
+}
+const text = out.join('\n') + '\n';
+writeFileSync(file, brotliCompressSync(Buffer.from(text), { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }));
+if (process.env.KEEP_TEXT) writeFileSync(process.env.KEEP_TEXT, text);
+for (const m of missing) console.error(`${series}: not captured: ${m}`);
+console.error(`${series}: ${blocks.size} call blocks; ${out.length} lines, ${text.length} bytes in all`);
