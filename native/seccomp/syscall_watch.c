@@ -848,7 +848,8 @@ static void on_entry(pid_t tid, struct tracee *t, const struct __ptrace_syscall_
 
 static void on_exit_stop(pid_t tid, struct tracee *t, const struct __ptrace_syscall_info *si)
 {
-	if (!t->in_call || t->skip) {
+	/* A call on a served file is FUSE's, but for its S line (a chdir there: FUSE never hears of it). */
+	if (!t->in_call || (t->skip && !t->s_head)) {
 		end_call(t);
 		return;
 	}
