@@ -272,6 +272,11 @@ export class HostSyscalls {
     return { vfs: d.vfs, file: d.vfs.openFile(d.dentry, 0, undefined, fd) };
   }
 
+  /** The type of the filesystem a host path is on, as the task sees its mounts. */
+  fsTypeOf(task: Task, abs: string): string {
+    return this.mountOf(task, abs).info.fstype;
+  }
+
   /** The dentry of a host path, on the filesystem it is on as the task sees its mounts. */
   private dentry(task: Task, abs: string, mode: number, ino?: number): { vfs: MountVfs; dentry: KDentry } {
     const m = this.mountOf(task, abs);

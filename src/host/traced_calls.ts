@@ -8,8 +8,8 @@
  * close → __fput, ...) or else its entry function,
  * and sys_exit with the result the call returned. The trees of the calls
  * every program makes were captured per kind of file (`call:<name>:<kind>`,
- * tools/kernel-paths/calls.mjs): a read of a regular file runs filemap_read,
- * of a pipe pipe_read.
+ * tools/kernel-paths/calls.mjs): a read of a file on tmpfs runs
+ * shmem_file_read_iter, of a pipe anon_pipe_read, of /dev/null read_null.
  *
  * Calls the kernel already runs otherwise are not run again: those on the
  * mount (the watcher leaves them out: FUSE requests run them), those the
@@ -87,16 +87,16 @@ const BLOCKS: Record<string, string> = {
 
 /**
  * The kind of file a call is on, as the `call:` blocks name them
- * (tools/kernel-paths/calls.mjs): `reg`, `dir` (getdents64), `path`
- * (newfstatat), `pipe`, `chr` (/dev/null), `anon` (an mmap of no file);
- * undefined for the rest (a socket, a tty...).
+ * (tools/kernel-paths/calls.mjs): `pipe`, `chr` (/dev/null), `anon` (an
+ * mmap of no file), or the filesystem of a path (`tmpfs`: what the trees
+ * of other filesystems' files do was not captured); undefined for the rest.
  */
-function fileKind(name: string, file: string): string | undefined {
+function fileKind(name: string, file: string, fsType: (abs: string) => string): string | undefined {
   if (name === 'mmap' && !file) return 'anon';
   if (file.startsWith('pipe:')) return 'pipe';
   if (file === '/dev/null') return 'chr';
-  if (!file.startsWith('/') || file.startsWith('/dev/') || file.startsWith('/proc/') || file.startsWith('/sys/')) return undefined;
-  return name === 'getdents64' ? 'dir' : name === 'newfstatat' ? 'path' : 'reg';
+  if (!file.startsWith('/')) return undefined;
+  return fsType(file);
 }
 
 /** Calls on an open file (or a path): the argument that holds its fd. */
@@ -135,7 +135,7 @@ export class TracedCalls {
     const name = this.nameOf(rec.nr);
     const ret = BigInt.asUintN(64, rec.ret);
     k.entry.sysEnter(task, rec.nr, rec.args);
-    const nodes = name && k.deep() ? this.nodes(name, rec.file) : undefined;
+    const nodes = name && k.deep() ? this.nodes(task, name, rec.file) : undefined;
     if (nodes) {
       const env: PathEnv = { task: task.addr, tsk: task.addr, 'struct task_struct': task.addr, fd: rec.args[0], buf: rec.args[1], ubuf: rec.args[1], count: rec.args[2] };
       const fdArg = FD_ARG[name!];
@@ -164,8 +164,8 @@ export class TracedCalls {
   }
 
   /** The call's tree captured for its kind of file, else one that holds for any file, else its entry function alone. */
-  private nodes(name: string, file: string): readonly PathNode[] | undefined {
-    const kind = fileKind(name, file);
+  private nodes(task: Task, name: string, file: string): readonly PathNode[] | undefined {
+    const kind = fileKind(name, file, (abs) => this.files.fsTypeOf(task, abs));
     const own = kind ? this.k.paths.get(`call:${name}:${kind}`) : undefined;
     if (own?.length) return own;
     const block = BLOCKS[name];

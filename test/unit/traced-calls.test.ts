@@ -63,6 +63,17 @@ describe.each(['7.2', '6.12'] as const)('traced calls (%s)', (series) => {
     expect(l.some((x) => /rw_verify_area\(\)/.test(x))).toBe(true);
   });
 
+  it('a read of a pipe or of /dev/null runs what the real kernel runs for that kind of file', async () => {
+    const { w, lines, report } = setup();
+    await w('set_ftrace_filter', '*pipe_read read_null vfs_read');
+    await w('current_tracer', 'function');
+    report(tline(0, 3, [0n, 0x7ffd1000n, 4096n], 'pipe:[4242]', SH.pid, 'cat'));
+    report(tline(0, 0, [3n, 0x7ffd1000n, 4096n], '/dev/null', SH.pid, 'cat'));
+    await w('tracing_on', '0');
+    const l = (await lines()).filter((x) => /cat-4321|sh-4321/.test(x)).map((x) => x.replace(/^.*: /, ''));
+    expect(l.filter((x) => x !== 'vfs_read <-kernel_read')).toEqual(['vfs_read <-ksys_read', expect.stringMatching(/^(anon_)?pipe_read <-vfs_read$/), 'vfs_read <-ksys_read', 'read_null <-vfs_read']);
+  });
+
   it('calls the process events run are not run again: the parent\'s clone, a reaping wait4; a traced exec runs once', async () => {
     const { w, lines, report, host, proc } = setup();
     await w('events/raw_syscalls/enable', '1');

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // Adds to data/kernel-<series>/call-paths.txt.br the `call:` blocks: what the
 // real kernel runs for the system calls every program makes, by the kind of
-// file they are on — read and write on a regular file, a pipe, /dev/null;
-// close of a regular file and of a pipe; an anonymous mmap; a stat of a
-// path; getdents64 of a directory — cut out of the traces
+// file they are on — read and write on a file on tmpfs, a pipe, /dev/null;
+// close of a file on tmpfs and of a pipe; an anonymous mmap; a stat of a
+// path on tmpfs; getdents64 of a tmpfs directory — cut out of the traces
 // tools/oracle/kernel-paths-calls.sh takes. The emulated kernel replays them
 // for the calls `tracefs-emu exec`'s watcher traces (src/host/traced_calls.ts),
 // named `call:<syscall>:<kind>`. Each block has one hole, `$op`, as the last
@@ -47,17 +47,17 @@ function call(name, op, sysName, { resultFn = sysName, ...opts } = {}) {
 
 const notTracefs = (n) => !has(n, /^(tracefs_|eventfs_|kernfs_)/);
 const noPipe = (n) => notTracefs(n) && !has(n, /^pipe_/);
-// (the guest's programs are busybox's: its cat copies with sendfile, dd reads and writes)
-call('call:read:reg', 'dd-file', '__x64_sys_read', { comm: 'dd', resultFn: 'vfs_read', where: noPipe, marker: /^(filemap_read|\w+_file_read_iter)$/ });
-call('call:read:pipe', 'cat-pipe', '__x64_sys_read', { comm: 'cat', resultFn: 'vfs_read', marker: 'pipe_read' });
+// The guest's programs are busybox's (its cat copies with sendfile, dd reads and writes); its /tmp is a tmpfs.
+call('call:read:tmpfs', 'dd-file', '__x64_sys_read', { comm: 'dd', resultFn: 'vfs_read', where: noPipe, marker: /^(filemap_read|shmem_file_read_iter)$/ });
+call('call:read:pipe', 'cat-pipe', '__x64_sys_read', { comm: 'cat', resultFn: 'vfs_read', marker: /pipe_read$/ });
 call('call:read:chr', 'cat-null', '__x64_sys_read', { comm: 'cat', resultFn: 'vfs_read', marker: /null/ });
-call('call:write:pipe', 'cat-pipe', '__x64_sys_write', { comm: 'sh', resultFn: 'vfs_write', marker: 'pipe_write' });
+call('call:write:pipe', 'cat-pipe', '__x64_sys_write', { comm: 'sh', resultFn: 'vfs_write', marker: /pipe_write$/ });
 call('call:write:chr', 'cat-pipe', '__x64_sys_write', { comm: 'cat', resultFn: 'vfs_write', marker: /null/ });
-call('call:close:reg', 'cat-file', '__x64_sys_close', { comm: 'cat', where: (n) => noPipe(n) && has(n, '__fput') });
-call('call:close:pipe', 'cat-pipe', '__x64_sys_close', { comm: 'sh', marker: 'pipe_release' });
+call('call:close:tmpfs', 'cat-file', '__x64_sys_close', { comm: 'cat', where: (n) => noPipe(n) && has(n, '__fput') });
+call('call:close:pipe', 'cat-pipe', '__x64_sys_close', { comm: 'sh', marker: /pipe_release$/ });
 call('call:mmap:anon', 'cat-null', '__x64_sys_mmap', { comm: 'cat' });
-call('call:newfstatat:path', 'ls-dir', '__x64_sys_newfstatat', { comm: 'ls', where: notTracefs, marker: 'vfs_getattr' });
-call('call:getdents64:dir', 'ls-dir', '__x64_sys_getdents64', { comm: 'ls', where: notTracefs, marker: 'iterate_dir' });
+call('call:newfstatat:tmpfs', 'ls-dir', '__x64_sys_newfstatat', { comm: 'ls', where: notTracefs, marker: 'vfs_statx' });
+call('call:getdents64:tmpfs', 'ls-dir', '__x64_sys_getdents64', { comm: 'ls', where: notTracefs, marker: 'iterate_dir' });
 
 const file = join(root, 'data', `kernel-${series}`, 'call-paths.txt.br');
 const old = brotliDecompressSync(readFileSync(file)).toString();
