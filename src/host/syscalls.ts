@@ -44,7 +44,7 @@ export interface HostSyscall {
 }
 
 /** `\ooo` escapes of the watcher's strings. */
-function unescapeField(s: string): string {
+export function unescapeField(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
 

@@ -24,7 +24,7 @@ import { SYSCALL_NR } from '../kernel/syscall_nr.js';
 import type { Task } from '../kernel/task.js';
 import { S_IFDIR, S_IFREG } from '../kernel/vfs.js';
 import type { ProcessMirror } from './proc_mirror.js';
-import type { HostSyscalls } from './syscalls.js';
+import { type HostSyscalls, unescapeField } from './syscalls.js';
 
 /** One traced call (a line `T ...` of the watcher). */
 export interface TracedCall {
@@ -42,11 +42,6 @@ export interface TracedCall {
   file: string;
   /** The caller's comm. */
   comm?: string;
-}
-
-/** `\ooo` escapes of the watcher's strings. */
-function unescapeField(s: string): string {
-  return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
 
 /** Parses a `T ...` line; undefined if it is not one. */

@@ -14,11 +14,9 @@
 //   node tools/kernel-paths/calls.mjs S DIR
 //
 // Blocks already named `call:*` in the file are replaced; the others are kept.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cleanTree, emit, has, node, openCapture } from './lib.mjs';
+import { cleanTree, has, node, openCapture, replaceBlocks } from './lib.mjs';
 
 const [series, dir] = process.argv.slice(2);
 if (!series || !dir) {
@@ -60,21 +58,6 @@ call('call:newfstatat:tmpfs', 'ls-dir', '__x64_sys_newfstatat', { comm: 'ls', wh
 call('call:getdents64:tmpfs', 'ls-dir', '__x64_sys_getdents64', { comm: 'ls', where: notTracefs, marker: 'iterate_dir' });
 
 const file = join(root, 'data', `kernel-${series}`, 'call-paths.txt.br');
-const old = brotliDecompressSync(readFileSync(file)).toString();
-// Keep every block but the call ones.
-const kept = [];
-let skip = false;
-for (const line of old.split('\n')) {
-  if (line.startsWith('@')) skip = line.startsWith('@call:');
-  if (!skip && line !== '') kept.push(line);
-}
-const out = [...kept];
-for (const [name, kids] of blocks) {
-  out.push(`@${name}`);
-  emit(kids, 0, out);
-}
-const text = out.join('\n') + '\n';
-writeFileSync(file, brotliCompressSync(Buffer.from(text), { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }));
-if (process.env.KEEP_TEXT) writeFileSync(process.env.KEEP_TEXT, text);
+const { lines, bytes } = replaceBlocks(file, 'call:', blocks);
 for (const m of missing) console.error(`${series}: not captured: ${m}`);
-console.error(`${series}: ${blocks.size} call blocks; ${out.length} lines, ${text.length} bytes in all`);
+console.error(`${series}: ${blocks.size} call blocks; ${lines} lines, ${bytes} bytes in all`);

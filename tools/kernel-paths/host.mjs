@@ -12,11 +12,9 @@
 //   node tools/kernel-paths/host.mjs S DIR
 //
 // Blocks already named `host:*` in the file are replaced; the others are kept.
-import { readFileSync, writeFileSync } from 'node:fs';
-import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { cleanTree, emit, has, node, openCapture } from './lib.mjs';
+import { cleanTree, has, node, openCapture, replaceBlocks } from './lib.mjs';
 
 const [series, dir] = process.argv.slice(2);
 if (!series || !dir) {
@@ -56,20 +54,5 @@ host('host:sys_symlink', 'symlink', '__x64_sys_symlink', { marker: 'vfs_symlink'
 host('host:sys_symlink:eexist', 'symlink-eexist', '__x64_sys_symlink', { where: (n) => !has(n, 'vfs_symlink') });
 
 const file = join(root, 'data', `kernel-${series}`, 'call-paths.txt.br');
-const old = brotliDecompressSync(readFileSync(file)).toString();
-// Keep every block but the host ones.
-const kept = [];
-let skip = false;
-for (const line of old.split('\n')) {
-  if (line.startsWith('@')) skip = line.startsWith('@host:');
-  if (!skip && line !== '') kept.push(line);
-}
-const out = [...kept];
-for (const [name, kids] of blocks) {
-  out.push(`@${name}`);
-  emit(kids, 0, out);
-}
-const text = out.join('\n') + '\n';
-writeFileSync(file, brotliCompressSync(Buffer.from(text), { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }));
-if (process.env.KEEP_TEXT) writeFileSync(process.env.KEEP_TEXT, text);
-console.error(`${series}: ${blocks.size} host blocks; ${out.length} lines, ${text.length} bytes in all`);
+const { lines, bytes } = replaceBlocks(file, 'host:', blocks);
+console.error(`${series}: ${blocks.size} host blocks; ${lines} lines, ${bytes} bytes in all`);

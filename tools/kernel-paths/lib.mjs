@@ -1,8 +1,8 @@
 // Shared by the call-path builders (build.mjs, host.mjs): function_graph
 // traces of the real kernel parsed into call trees, the tree helpers that cut
 // them into blocks, and the text format src/kernel/call_paths.ts reads.
-import { readFileSync } from 'node:fs';
-import { gunzipSync } from 'node:zlib';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { brotliCompressSync, brotliDecompressSync, constants, gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 
 // --- function_graph parsing -------------------------------------------------
@@ -171,4 +171,28 @@ export function emit(kids, depth, out) {
     emit(k.kids, depth + 1, out);
     i = j;
   }
+}
+
+/**
+ * Replaces the blocks whose names start with `prefix` (`host:`, `call:`) in
+ * a call-paths file (data/kernel-<series>/call-paths.txt.br) by `blocks`
+ * (name → top-level trees), keeping every other block. KEEP_TEXT=FILE also
+ * writes the text. Returns the file's line and byte counts.
+ */
+export function replaceBlocks(file, prefix, blocks) {
+  const old = brotliDecompressSync(readFileSync(file)).toString();
+  const out = [];
+  let skip = false;
+  for (const line of old.split('\n')) {
+    if (line.startsWith('@')) skip = line.startsWith(`@${prefix}`);
+    if (!skip && line !== '') out.push(line);
+  }
+  for (const [name, kids] of blocks) {
+    out.push(`@${name}`);
+    emit(kids, 0, out);
+  }
+  const text = out.join('\n') + '\n';
+  writeFileSync(file, brotliCompressSync(Buffer.from(text), { params: { [constants.BROTLI_PARAM_QUALITY]: 11 } }));
+  if (process.env.KEEP_TEXT) writeFileSync(process.env.KEEP_TEXT, text);
+  return { lines: out.length, bytes: text.length };
 }
