@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { hostEventLine } from '../../src/host/events.js';
 import { parseTracedCall } from '../../src/host/traced_calls.js';
+import { SERIES } from '../../src/kernel/series.js';
 import { kernelEmu } from '../helpers/kernel.js';
 import { echo, traceLines } from '../helpers/tracefs.js';
 
@@ -27,7 +28,7 @@ describe('traced calls\' lines', () => {
   });
 });
 
-describe.each(['7.2', '6.12'] as const)('traced calls (%s)', (series) => {
+describe.each(SERIES)('traced calls (%s)', (series) => {
   function setup() {
     const e = kernelEmu({ series });
     e.proc.set({ pid: SH.pid, comm: 'sh', ppid: 1, startTime: 1, cwd: '/' });
