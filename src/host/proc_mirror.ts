@@ -160,7 +160,7 @@ export class ProcessMirror {
     if (info.startTime < this.src.bootTicks) return this.adopt(info, false);
     const parent = this.ensure(info.ppid, 0);
     const child = this.adopt({ ...info, comm: parent?.comm ?? info.comm }, true, parent);
-    if (parent) this.k.procs.fork(parent, child);
+    if (parent) this.k.procs.fork(parent, child, this.forkCall(info.ppid));
     if (child.comm !== info.comm) {
       this.mirrored.get(child)!.execInferred = true;
       this.k.procs.exec(child, this.execPath(info.pid, this.src.exe(info.pid) ?? `/usr/bin/${info.comm}`), info.comm);
@@ -237,6 +237,13 @@ export class ProcessMirror {
     this.forkCalls.set(pid, nr);
   }
 
+  /** The call a parent's fork is made by (clone when no `B` line named one), forgotten once used. */
+  private forkCall(ppid: number): number | undefined {
+    const nr = this.forkCalls.get(ppid);
+    this.forkCalls.delete(ppid);
+    return nr;
+  }
+
   onFork(ppid: number, pid: number, tgid: number, cpu?: number): void {
     const known = this.k.tasks.process(pid);
     if (known && !known.exited) return;
@@ -244,9 +251,7 @@ export class ProcessMirror {
     const parent = this.ensure(ppid, 0) ?? this.k.tasks.get(1);
     const info: ProcInfo = this.src.stat(pid) ?? { pid, tgid, comm: parent?.comm ?? '<...>', ppid, cpu: cpu ?? parent?.cpu ?? 0, startTime: 0 };
     const child = this.adopt({ ...info, pid, tgid, ppid: tgid === pid ? ppid : (parent?.ppid ?? ppid), comm: parent?.comm ?? info.comm, cpu: cpu ?? info.cpu }, true, parent);
-    const nr = this.forkCalls.get(ppid);
-    this.forkCalls.delete(ppid);
-    if (parent) this.k.procs.fork(parent, child, nr);
+    if (parent) this.k.procs.fork(parent, child, this.forkCall(ppid));
   }
 
   /** A traced call of a watched process: the execs before it all happened, however they were reported. */
