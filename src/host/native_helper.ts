@@ -1,6 +1,6 @@
 /**
  * The emulator's small C programs (native/<dir>/<name>.c): what Node cannot
- * do itself (netlink, seccomp). Used from build/<name> when a build left one
+ * do itself (netlink, seccomp, ptrace). Used from build/<name> when a build left one
  * there, else compiled once into ~/.cache/tracefs-emu (as <name>-<hash of its
  * sources>) with the machine's cc.
  */
