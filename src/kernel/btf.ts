@@ -136,6 +136,11 @@ export class Btf implements TypeDb {
     throw new BtfError(`BTF: no type ${id}`);
   }
 
+  /** Where the string offsets of BTF split over this one begin. */
+  get strSectionEnd(): number {
+    return this.strBase + this.strLen;
+  }
+
   /** A string of the string section (offsets continue the base's for split BTF). */
   str(off: number): string {
     if (off < this.strBase) return this.base!.str(off);

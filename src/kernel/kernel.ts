@@ -27,7 +27,6 @@ import { PROCESS_HOOKED, ProcessPaths } from './process_paths.js';
 import type { KernelProfile } from './profiles/profile.js';
 import { PT_REGS } from './regs.js';
 import { Rng } from './rng.js';
-import { SAMPLE_MODULES } from './sample_modules.js';
 import { Scheduler } from './sched.js';
 import { DEFAULT_SERIES, profileOf, type Series } from './series.js';
 import type { KallsymsTable } from './symbol_table.js';
@@ -116,7 +115,7 @@ export class Kernel implements HookHost {
   /** Who wants to know when tasks come and go (ftrace: shadow stacks, function-fork). */
   readonly taskLifecycle: TaskLifecycle = { forked: new Set(), exited: new Set() };
   /** Loadable modules: the sample modules its symbol data holds, loaded and unloaded at run time. */
-  readonly modules = new Modules(this, SAMPLE_MODULES);
+  readonly modules: Modules;
   /** trace_printk(): where its text goes (the tracing layer takes it over, as ftrace takes __fentry__). */
   tracePrintk?: (task: Task, ip: bigint, text: string) => void;
   /** Whether system calls on the mount run their kernel paths. */
@@ -141,10 +140,13 @@ export class Kernel implements HookHost {
   private tpEnabled = { generation: -1, inTrees: false, explicit: false };
   private readonly siteCache = new Map<number, CallSitesOf>();
   private readonly mms = new Map<number, UserMm>();
+  /** Where alloc_percpu() takes its next bytes. */
+  private percpuNext?: bigint;
 
   constructor(opts: KernelOptions = {}) {
     this.series = opts.series ?? DEFAULT_SERIES;
     this.profile = profileOf(this.series);
+    this.modules = new Modules(this, this.profile.sampleModules);
     this.symbolSource = opts.symbols ?? 'builtin';
     this.nrCpus = Math.max(1, opts.cpus ?? 1);
     this.seed = opts.seed ?? 1;
@@ -453,6 +455,17 @@ export class Kernel implements HookHost {
   /** A per-CPU variable's address for `cpu` (its symbol plus a per-CPU offset). */
   private percpu(name: string, cpu: number): bigint {
     return this.perCpuPtr(this.symbolAddr(name) ?? 0x3a000n, cpu);
+  }
+
+  /** alloc_percpu(): `size` zeroed bytes on every CPU, in the dynamic area after the static one; the __percpu pointer. */
+  allocPercpu(size: number): bigint {
+    const ptr = (this.percpuNext ??= this.symbolAddr('__per_cpu_end') ?? 0x3b000n);
+    this.percpuNext = ptr + BigInt((size + 7) & ~7);
+    for (const c of this.cpus) {
+      this.kmem.space.map(this.perCpuPtr(ptr, c.id), size);
+      this.kmem.space.zero(this.perCpuPtr(ptr, c.id), size);
+    }
+    return ptr;
   }
 
   /** per_cpu_ptr(): where the per-CPU pointer `ptr` lives on `cpu` (each CPU's area is a 256 KiB window of the direct map). */

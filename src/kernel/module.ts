@@ -11,10 +11,13 @@
  * function ids and ftrace records never move; the kernel's view of kallsyms
  * shows them only while the module is loaded.
  */
+import type { Btf } from './btf.js';
+import type { ModuleBtfDef } from './btf_encode.js';
 import type { ExecContext } from './context.js';
-import { HARDIRQ_OFFSET } from './cpu.js';
+import { HARDIRQ_OFFSET, SOFTIRQ_OFFSET } from './cpu.js';
 import { fail } from './errno.js';
 import type { ModuleInfo, SymbolColumns } from './symbol_data.js';
+import type { KernelMemory } from './kmem.js';
 import type { KallsymsTable } from './symbol_table.js';
 import type { Task } from './task.js';
 
@@ -76,6 +79,19 @@ export interface ModuleDirectCall {
   text: string;
 }
 
+/**
+ * A timer its init arms over an object it allocates: `struct` (of its BTF)
+ * with a `name`, the `timer` and a per-CPU int `counter`. Each second the
+ * callback `fn(&obj->timer)` fires `event` with the name and this CPU's
+ * count, then counts one more on this CPU.
+ */
+export interface ModuleTimerDef {
+  fn: string;
+  struct: string;
+  name: string;
+  event: string;
+}
+
 export interface ModuleDef {
   /** The module's name as the kernel knows it (`trace_printk`; modprobe also takes `trace-printk`). */
   name: string;
@@ -91,6 +107,9 @@ export interface ModuleDef {
   direct?: readonly ModuleDirectCall[];
   /** What its kernel thread does each second while the module is loaded. */
   thread?: { fn: string; fires: readonly ModuleFiring[] };
+  timer?: ModuleTimerDef;
+  /** Its BTF (/sys/kernel/btf/<module>), split over vmlinux's. */
+  btf?: ModuleBtfDef;
 }
 
 /** What a module's code needs of the kernel it runs in. */
@@ -102,9 +121,14 @@ export interface ModuleHost {
   tracePrintk?: (task: Task, ip: bigint, text: string) => void;
   readonly tracepoints: { fire(name: string, ctx: ExecContext, args: Readonly<Record<string, unknown>>): void };
   context(task: Task): ExecContext;
+  readonly kmem: KernelMemory;
+  /** alloc_percpu(): zeroed bytes on every CPU; the __percpu pointer. */
+  allocPercpu(size: number): bigint;
+  perCpuPtr(ptr: bigint, cpu: number): bigint;
+  moduleTypes(module: string): Btf | undefined;
 }
 
-/** How often a module's kernel thread wakes (the sample's simple_thread: once a second). */
+/** How often a module's kernel thread wakes and its timer fires (the sample's: once a second). */
 const THREAD_PERIOD_MS = 1000;
 
 /** A module's state, as the notifier chain reports it. */
@@ -122,6 +146,8 @@ export interface LoadedModule {
   refs: number;
   /** Its kernel thread's wake-ups, while loaded. */
   thread?: ReturnType<typeof setInterval>;
+  /** Its timer's object (at `obj`, its `timer` member at `timerAt`) and expiries, while loaded. */
+  timer?: { obj: bigint; timerAt: bigint; counter: bigint; expiries: ReturnType<typeof setInterval> };
 }
 
 /** Where loadable modules' text begins: above the modules the symbol data was taken with. */
@@ -255,7 +281,44 @@ export class Modules {
       mod.thread = setInterval(() => this.runThread(mod), THREAD_PERIOD_MS);
       mod.thread.unref();
     }
+    if (def.timer) this.armTimer(mod, def.timer);
     return mod;
+  }
+
+  /** Its init's kzalloc() of the timer's object, alloc_percpu(int) of its counter, timer_setup() and mod_timer(). */
+  private armTimer(mod: LoadedModule, t: ModuleTimerDef): void {
+    const host = this.host;
+    const st = host.moduleTypes(mod.def.name)?.struct(t.struct);
+    if (!st) return; // without its BTF, no layout of the object
+    const at = (member: string): bigint => BigInt((st.members.find((m) => m.name === member)?.bitOffset ?? 0) / 8);
+    const obj = host.kmem.kmalloc(st.size);
+    host.kmem.space.zero(obj, st.size);
+    const counter = host.allocPercpu(4);
+    host.kmem.space.writeU64(obj + at('name'), host.kmem.kstr(t.name));
+    host.kmem.space.writeU64(obj + at('counter'), counter);
+    const expiries = setInterval(() => this.runTimer(mod), THREAD_PERIOD_MS);
+    expiries.unref();
+    mod.timer = { obj, timerAt: obj + at('timer'), counter, expiries };
+  }
+
+  /** One expiry of a module's timer, in softirq context on CPU 0: its callback traces the count, then counts. */
+  runTimer(mod: LoadedModule): void {
+    const t = mod.def.timer;
+    const timer = mod.timer;
+    if (!t || !timer) return;
+    const host = this.host;
+    const task = host.cpus[0]!.curr;
+    const mem = host.kmem.space;
+    const count = () => host.perCpuPtr(timer.counter, task.cpu);
+    task.preemptCount += SOFTIRQ_OFFSET;
+    try {
+      host.call(task, t.fn, [timer.timerAt], () => {
+        host.tracepoints.fire(t.event, host.context(task), { name: t.name, count: (mem.readU32(count()) ?? 0) | 0 });
+        mem.writeUint(count(), 4, ((mem.readU32(count()) ?? 0) + 1) >>> 0);
+      });
+    } finally {
+      task.preemptCount -= SOFTIRQ_OFFSET;
+    }
   }
 
   /** One wake-up of a module's kernel thread: its function runs and fires its tracepoints. */
@@ -301,6 +364,10 @@ export class Modules {
     if (!mod) fail('ENOENT');
     if (mod.refs > 0 || [...this.holders].some((h) => h(mod))) fail('EBUSY');
     clearInterval(mod.thread);
+    if (mod.timer) {
+      clearInterval(mod.timer.expiries);
+      this.host.kmem.free(mod.timer.obj);
+    }
     this.notify(mod, 'going');
     this.loadedList = this.loadedList.filter((m) => m !== mod);
     this.symbols().setLoaded(mod.def.name, false);

@@ -4,7 +4,7 @@
  * shows them once loaded (init code already freed), which of its functions
  * ftrace can trace, and its trace_printk() formats.
  */
-import type { ModuleDef, ModuleDirectCall, ModuleFiring } from './module.js';
+import type { ModuleDef, ModuleDirectCall, ModuleFiring, ModuleSymbolDef } from './module.js';
 
 const TRACE_PRINTK: ModuleDef = {
   name: 'trace_printk',
@@ -53,16 +53,17 @@ const STRING_INT_FIELDS = [
   { type: 'int', name: 'bar', offset: 12, size: 4, signed: true },
 ];
 
-const TRACE_EVENTS_SAMPLE: ModuleDef = {
-  name: 'trace_events_sample',
-  symbols: [
+/** The sample's symbols: its functions, those of each event, then its data. */
+function traceEventsSampleSymbols(events: readonly string[], ownText: readonly ModuleSymbolDef[], ownData: readonly ModuleSymbolDef[]): ModuleSymbolDef[] {
+  return [
     { name: 'foo_bar_reg', type: 't', size: 0x60, traceable: true },
     { name: 'foo_bar_unreg', type: 't', size: 0x50, traceable: true },
     { name: 'simple_thread', type: 't', size: 0x70, traceable: true },
     { name: 'simple_thread_fn', type: 't', size: 0x70, traceable: true },
     { name: 'do_simple_thread_func', type: 't', size: 0x240, traceable: true },
     { name: 'simple_thread_func', type: 't', size: 0x60, traceable: true },
-    ...SAMPLE_EVENTS.flatMap((e) => [
+    ...ownText,
+    ...events.flatMap((e) => [
       { name: `__traceiter_${e}`, type: 't', size: 0x50, traceable: true },
       { name: `__probestub_${e}`, type: 't', size: 0x10, traceable: true },
       { name: `trace_event_raw_event_${e}`, type: 't', size: 0xe0, traceable: true },
@@ -72,18 +73,62 @@ const TRACE_EVENTS_SAMPLE: ModuleDef = {
     { name: 'cleanup_module', type: 't', size: 0x60 },
     { name: 'simple_tsk', type: 'b', size: 0x8 },
     { name: 'simple_tsk_fn', type: 'b', size: 0x8 },
-    ...SAMPLE_EVENTS.map((e) => ({ name: `__tracepoint_${e}`, type: 'd', size: 0x38 })),
+    ...ownData,
+    ...events.map((e) => ({ name: `__tracepoint_${e}`, type: 'd', size: 0x38 })),
     { name: '__this_module', type: 'd', size: 0x500 },
-  ],
-  events: SAMPLE_EVENTS.map((name) =>
-    name === 'foo_bar'
-      ? { system: 'sample-trace', name, fields: FOO_BAR_FIELDS, printFmt: '"foo %s %d %s", REC->foo, REC->bar, __get_str(str)' }
-      : { system: 'sample-trace', name, fields: STRING_INT_FIELDS, printFmt: '"foo %s %d", __get_str(foo), REC->bar' },
-  ),
+  ];
+}
+
+const SAMPLE_EVENT_DEFS = SAMPLE_EVENTS.map((name) =>
+  name === 'foo_bar'
+    ? { system: 'sample-trace', name, fields: FOO_BAR_FIELDS, printFmt: '"foo %s %d %s", REC->foo, REC->bar, __get_str(str)' }
+    : { system: 'sample-trace', name, fields: STRING_INT_FIELDS, printFmt: '"foo %s %d", __get_str(foo), REC->bar' },
+);
+
+const TRACE_EVENTS_SAMPLE: ModuleDef = {
+  name: 'trace_events_sample',
+  symbols: traceEventsSampleSymbols(SAMPLE_EVENTS, [], []),
+  events: SAMPLE_EVENT_DEFS,
   // Its kernel thread wakes each second and fires its events.
   thread: {
     fn: 'simple_thread_func',
     fires: SAMPLE_EVENTS.map((event): ModuleFiring => ({ event, args: event === 'foo_bar' ? { foo: 'hello', bar: 1, str: 'World' } : { foo: 'Look at me', bar: 1 } })),
+  },
+};
+
+/** 7.3's sample also arms a timer over a named per-CPU counter, which its callback traces (foo_timer_fn) and counts. */
+const TRACE_EVENTS_SAMPLE_7_3: ModuleDef = {
+  ...TRACE_EVENTS_SAMPLE,
+  symbols: traceEventsSampleSymbols(
+    [...SAMPLE_EVENTS, 'foo_timer_fn'],
+    [{ name: 'sample_timer_cb', type: 't', size: 0x80, traceable: true }],
+    [{ name: 'foo_timer_data', type: 'b', size: 0x8 }],
+  ),
+  events: [
+    ...SAMPLE_EVENT_DEFS,
+    {
+      system: 'sample-trace',
+      name: 'foo_timer_fn',
+      fields: [
+        { type: '__data_loc char[]', name: 'name', offset: 8, size: 4, signed: false },
+        { type: 'int', name: 'count', offset: 12, size: 4, signed: true },
+      ],
+      printFmt: '"name=%s count=%d", __get_str(name), REC->count',
+    },
+  ],
+  timer: { fn: 'sample_timer_cb', struct: 'foo_timer_data', name: 'sample_timer_counter', event: 'foo_timer_fn' },
+  btf: {
+    structs: [
+      {
+        name: 'foo_timer_data',
+        members: [
+          { name: 'name', type: { kind: 'ptr', to: { kind: 'const', to: { kind: 'int', name: 'char' } } } },
+          { name: 'timer', type: { kind: 'struct', name: 'timer_list' } },
+          { name: 'counter', type: { kind: 'ptr', to: { kind: 'int', name: 'int' } } },
+        ],
+      },
+    ],
+    funcs: [{ name: 'sample_timer_cb', ret: { kind: 'void' }, params: [{ name: 't', type: { kind: 'ptr', to: { kind: 'struct', name: 'timer_list' } } }] }],
   },
 };
 
@@ -115,5 +160,8 @@ const FTRACE_DIRECT_TOO = directSample('ftrace_direct_too', 0x40, 'handle mm fau
   text: 'handle mm fault ',
 });
 
-/** What /lib/modules holds for the emulated kernel. */
+/** The sample modules of 7.2's and 6.12's source. */
 export const SAMPLE_MODULES: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE, FTRACE_DIRECT, FTRACE_DIRECT_TOO];
+
+/** The sample modules of 7.3's source. */
+export const SAMPLE_MODULES_7_3: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE_7_3, FTRACE_DIRECT, FTRACE_DIRECT_TOO];

@@ -9,10 +9,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliDecompressSync } from 'node:zlib';
 import { Btf } from './btf.js';
+import { encodeModuleBtf } from './btf_encode.js';
 import { KernelText } from './kernel_text.js';
 import { DEFAULT_SERIES, profileOf, type Series } from './series.js';
 import { withLoadableModules } from './module.js';
-import { SAMPLE_MODULES } from './sample_modules.js';
 import { decodeSymbolData } from './symbol_data.js';
 import { KallsymsTable } from './symbol_table.js';
 
@@ -44,7 +44,7 @@ const moduleBtfs = new Map<string, Btf | null>();
 export function builtinSymbols(series: Series): KallsymsTable {
   let t = tables.get(series);
   if (!t) {
-    t = new KallsymsTable(withLoadableModules(decodeSymbolData(readBrotli(join(seriesDir(series), 'symbols.bin.br'))), SAMPLE_MODULES));
+    t = new KallsymsTable(withLoadableModules(decodeSymbolData(readBrotli(join(seriesDir(series), 'symbols.bin.br'))), profileOf(series).sampleModules));
     tables.set(series, t);
   }
   return t;
@@ -59,13 +59,15 @@ export function builtinBtf(series: Series): Btf {
   return b;
 }
 
-/** The split BTF of a built-in module (as /sys/kernel/btf/<module> would give), if it has one. */
+/** The split BTF of a module (as /sys/kernel/btf/<module> would give), if it has one: captured, or a sample module's own. */
 export function builtinModuleBtf(series: Series, module: string): Btf | undefined {
   const key = `${series}/${module}`;
   let b = moduleBtfs.get(key);
   if (b === undefined) {
     const path = join(seriesDir(series), `${module}.btf.br`);
-    b = existsSync(path) ? Btf.parse(readBrotli(path), builtinBtf(series)) : null;
+    const sample = profileOf(series).sampleModules.find((d) => d.name === module)?.btf;
+    const base = builtinBtf(series);
+    b = existsSync(path) ? Btf.parse(readBrotli(path), base) : sample ? Btf.parse(encodeModuleBtf(sample, base), base) : null;
     moduleBtfs.set(key, b);
   }
   return b ?? undefined;

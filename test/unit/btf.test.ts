@@ -1,9 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Btf, BtfKind } from '../../src/kernel/btf.js';
+import { encodeModuleBtf } from '../../src/kernel/btf_encode.js';
 import { declText, protoText } from '../../src/kernel/ctype_decl.js';
 import { findMember, memberPath } from '../../src/kernel/ctype_member.js';
 import { resolveType, sizeOfType, type StructType } from '../../src/kernel/ctypes.js';
+import { SAMPLE_MODULES_7_3 } from '../../src/kernel/sample_modules.js';
+import { builtinBtf } from '../../src/kernel/symbols_builtin.js';
 
 const HOST_BTF = '/sys/kernel/btf/vmlinux';
 
@@ -76,5 +79,27 @@ describe.skipIf(!existsSync(HOST_BTF))('BTF reader on the host kernel', () => {
   it('reads enumerators, ENUM64 included', () => {
     const id = btf.findByName('pid_type', BtfKind.ENUM)!;
     expect(btf.enumerators(id).map((e) => e.name)).toContain('PIDTYPE_PID');
+  });
+});
+
+describe('split BTF encoder', () => {
+  it('lays a module struct out over vmlinux types, and its static function over its prototype', () => {
+    const base = builtinBtf('7.3');
+    const def = SAMPLE_MODULES_7_3.find((d) => d.name === 'trace_events_sample')!.btf!;
+    const btf = Btf.parse(encodeModuleBtf(def, base), base);
+    expect(btf.startId).toBe(base.nrTypes);
+    const st = btf.struct('foo_timer_data')!;
+    const timerSize = base.struct('timer_list')!.size;
+    expect(st.members.map((m) => [m.name, m.bitOffset / 8])).toEqual([
+      ['name', 0],
+      ['timer', 8],
+      ['counter', 8 + timerSize],
+    ]);
+    expect(st.size).toBe(16 + timerSize);
+    expect(declText(st.members[2]!.type, 'counter')).toBe('int *counter');
+    expect(protoText(btf.funcProto('sample_timer_cb')!, 'sample_timer_cb')).toBe('void sample_timer_cb(struct timer_list *t)');
+    expect(btf.kind(btf.findByName('sample_timer_cb', BtfKind.FUNC)!)).toBe(BtfKind.FUNC);
+    // vmlinux types stay reachable through the split BTF
+    expect(btf.struct('timer_list')).toBe(base.struct('timer_list'));
   });
 });

@@ -111,6 +111,38 @@ describe('module events', () => {
   });
 });
 
+describe('7.3 trace-events-sample timer', () => {
+  it('btf_probe_event: an fprobe on its timer callback reads the name and this CPU count foo_timer_fn records', async () => {
+    const { fs, kernel, read } = setup({ series: '7.3' });
+    const mod = kernel.modules.load('trace-events-sample');
+    await echo(
+      fs,
+      'dynamic_events',
+      'f:mysample/myevent sample_timer_cb name=(foo_timer_data,timer)t->name:string count=this_cpu_read((foo_timer_data,timer)t->counter) ptr=this_cpu_ptr((foo_timer_data,timer)t->counter)\n',
+      true,
+    );
+    await echo(fs, 'events/mysample/myevent/enable', '1\n');
+    await echo(fs, 'events/sample-trace/foo_timer_fn/enable', '1\n');
+    kernel.modules.runTimer(mod);
+    kernel.modules.runTimer(mod);
+    const trace = await read('trace');
+    expect(trace).toMatch(/myevent: \(sample_timer_cb\+0x4\/0x80 \[trace_events_sample\]\) name="sample_timer_counter" count=0x0 ptr=0x[0-9a-f]+\n.*foo_timer_fn: name=sample_timer_counter count=0\n/);
+    expect(trace).toMatch(/myevent: .* count=0x1 .*\n.*foo_timer_fn: name=sample_timer_counter count=1\n/);
+    await echo(fs, 'events/mysample/myevent/enable', '0\n');
+    await echo(fs, 'events/sample-trace/foo_timer_fn/enable', '0\n');
+    await echo(fs, 'dynamic_events', '\n');
+    kernel.modules.unload('trace_events_sample');
+  });
+
+  it('is 7.3 only: 7.2 sample has no timer callback nor BTF', () => {
+    const { kernel } = setup();
+    kernel.modules.load('trace-events-sample');
+    expect(kernel.symbols.lookupName('sample_timer_cb')).toBeUndefined();
+    expect(kernel.moduleTypes('trace_events_sample')).toBeUndefined();
+    kernel.modules.unload('trace_events_sample');
+  });
+});
+
 describe('direct calls', () => {
   it('ftrace-direct: a direct ops on wake_up_process while loaded, printing the task it wakes', async () => {
     const { kernel, read } = setup();

@@ -1,4 +1,5 @@
 /** Linux 6.12 as Debian builds it (6.12.117+deb12-amd64): fprobe still on rethook, the older ABI strings. */
+import { SAMPLE_MODULES } from '../sample_modules.js';
 import type { KernelProfile } from './profile.js';
 
 export const LINUX_6_12: KernelProfile<'6.12'> = {
@@ -10,6 +11,7 @@ export const LINUX_6_12: KernelProfile<'6.12'> = {
     compiler: 'x86_64-linux-gnu-gcc-12 (Debian 12.2.0-14+deb12u1) 12.2.0, GNU ld (GNU Binutils for Debian) 2.40',
     version: '#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1~deb12u1 (2026-11-14)',
   },
+  sampleModules: SAMPLE_MODULES,
   preemptModel: 'desktop',
 
   trampolineBase: 0xffffffffc0290000n,

@@ -5,6 +5,7 @@
  * new profile — usually an older one spread, with the entries that changed
  * overridden — and its data directory.
  */
+import type { ModuleDef } from '../module.js';
 import type { Series } from '../series.js';
 
 /** The build a series reproduces, as its banner shows it (values from the real Debian kernels' /proc/version). */
@@ -46,6 +47,8 @@ export interface KernelProfile<S extends string = string> {
   readonly dataSeries: Series;
   /** uname and /proc/version (linux_proc_banner, the latency header's release). */
   readonly build: KernelBuild;
+  /** The sample modules of the series' source (samples/, built =m): what /lib/modules holds. */
+  readonly sampleModules: readonly ModuleDef[];
   /** preempt_model_str(): the `M:` of the latency header. */
   readonly preemptModel: string;
 

@@ -7,6 +7,7 @@
 import { BtfError } from '../../kernel/btf.js';
 import type { Kernel } from '../../kernel/kernel.js';
 import { kprobeSite } from '../../kernel/kprobe_site.js';
+import type { TypeDb } from '../../kernel/ctypes.js';
 import type { KernelFunction, KernelSymbol } from '../../kernel/symbols.js';
 import { globMatch } from '../../kernel/glob_match.js';
 import type { EventView, KallsymsEnv, KfuncView, KsymView, ProbeEnv } from './probe_env.js';
@@ -66,6 +67,21 @@ function kernelKallsymsEnv(kernel: Kernel): KallsymsEnv {
   };
 }
 
+/** bpf_find_btf_id(): vmlinux's BTF first, then each loaded module's. */
+function kernelTypeDb(kernel: Kernel): TypeDb {
+  const find = <T>(get: (db: TypeDb) => T | undefined): T | undefined => {
+    const own = get(kernel.types);
+    if (own !== undefined) return own;
+    for (const m of kernel.modules.loaded) {
+      const db = kernel.moduleTypes(m.def.name);
+      const t = db && get(db);
+      if (t !== undefined) return t;
+    }
+    return undefined;
+  };
+  return { funcProto: (name) => find((db) => db.funcProto(name)), struct: (name) => find((db) => db.struct(name)) };
+}
+
 export function kernelProbeEnv(kernel: Kernel, extras: ProbeEnvExtras = {}): ProbeEnv {
   const kallsyms = kernelKallsymsEnv(kernel);
   return {
@@ -73,9 +89,7 @@ export function kernelProbeEnv(kernel: Kernel, extras: ProbeEnvExtras = {}): Pro
     possibleCpus: kernel.nrCpus,
     kallsyms,
     kprobeSite: (addr, notraceCheck) => kprobeSite(kernel, addr, notraceCheck),
-    get btf() {
-      return kernel.types;
-    },
+    btf: kernelTypeDb(kernel),
     btfTypeById(id) {
       try {
         return kernel.types.type(id);
