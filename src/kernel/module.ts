@@ -16,8 +16,8 @@ import type { ModuleBtfDef } from './btf_encode.js';
 import type { ExecContext } from './context.js';
 import { HARDIRQ_OFFSET, SOFTIRQ_OFFSET } from './cpu.js';
 import { fail } from './errno.js';
-import type { ModuleInfo, SymbolColumns } from './symbol_data.js';
 import type { KernelMemory } from './kmem.js';
+import type { ModuleInfo, SymbolColumns } from './symbol_data.js';
 import type { KallsymsTable } from './symbol_table.js';
 import type { Task } from './task.js';
 
@@ -107,6 +107,7 @@ export interface ModuleDef {
   direct?: readonly ModuleDirectCall[];
   /** What its kernel thread does each second while the module is loaded. */
   thread?: { fn: string; fires: readonly ModuleFiring[] };
+  /** The timer its init arms. */
   timer?: ModuleTimerDef;
   /** Its BTF (/sys/kernel/btf/<module>), split over vmlinux's. */
   btf?: ModuleBtfDef;
