@@ -10,7 +10,7 @@
 // call of the function that returns the system call's result: a failure is
 // settled there.
 //
-//   kernel-oracle [--series S] --out DIR run - < tools/oracle/kernel-paths-calls.sh
+//   cat tools/oracle/capture.sh tools/oracle/kernel-paths-calls.sh | kernel-oracle [--series S] --out DIR run -
 //   node tools/kernel-paths/calls.mjs S DIR
 //
 // Blocks already named `call:*` in the file are replaced; the others are kept.

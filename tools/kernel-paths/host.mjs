@@ -8,7 +8,7 @@
 // hole, `$op`, as the last call of the function that returns the system
 // call's result: the emulator settles the result there (the fd, or -errno).
 //
-//   kernel-oracle [--series S] --out DIR run - < tools/oracle/kernel-paths-host.sh
+//   cat tools/oracle/capture.sh tools/oracle/kernel-paths-host.sh | kernel-oracle [--series S] --out DIR run -
 //   node tools/kernel-paths/host.mjs S DIR
 //
 // Blocks already named `host:*` in the file are replaced; the others are kept.
