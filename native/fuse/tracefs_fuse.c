@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -52,13 +53,42 @@ enum op {
 /* Slots of the shared argument array. */
 enum arg {
   A_SLOT, A_INO, A_PID, A_UID, A_GID, A_FH, A_FLAGS, A_SIZE, A_OFF, A_MODE,
-  A_SET, A_ATTR_UID, A_ATTR_GID, A_ATIME, A_MTIME, A_INTERRUPTED, A_NARGS
+  A_SET, A_ATTR_UID, A_ATTR_GID, A_ATIME, A_MTIME, A_INTERRUPTED,
+  /* Set by JS: nothing in the emulated kernel can see a system call on the mount now (cached files may be served here). */
+  A_UNOBSERVED, A_NARGS
 };
 
 /* Attributes JS puts in the shared array before reply_attr / reply_entry. */
 enum attr { R_INO, R_MODE, R_NLINK, R_UID, R_GID, R_SIZE, R_ATIME, R_MTIME, R_CTIME, R_NODEID, R_ENTRY_TIMEOUT, R_ATTR_TIMEOUT, R_NATTR };
 
 #define MAX_FORGETS 256
+
+/*
+ * Cached files: what JS said a file shows while it stays unchanged, with
+ * its attributes. While nothing in the emulated kernel can see a system
+ * call on the mount (A_UNOBSERVED), a read-only open of such a file, its
+ * reads, fstat and release are answered here without a trip to JS; JS
+ * drops an entry as soon as the file would show something else.
+ */
+typedef struct snap {
+  uint32_t refs;
+  size_t len;
+  double attrs[R_NATTR];
+  char data[];
+} snap_t;
+
+typedef struct cached {
+  struct cached *next;
+  fuse_ino_t ino;
+  snap_t *snap;
+} cached_t;
+
+#define CACHE_BUCKETS 4096
+/* File handles of files opened here: above every handle JS gives out, and exact in a double. */
+#define NATIVE_FH (1ull << 50)
+
+/* Requests answered here, by kind (nativeCounts()). */
+enum native_count { N_OPEN, N_READ, N_RELEASE, N_GETATTR, N_COUNTS };
 
 typedef struct notice {
   struct notice *next;
@@ -110,6 +140,13 @@ typedef struct session {
   uint64_t queued, sent;
   uv_async_t notices_done;
   int notifier_started;
+
+  /* Cached files by node id, and the snapshots open through native handles (free slots chained). */
+  cached_t *cache[CACHE_BUCKETS];
+  snap_t **nfh;
+  uint32_t *nfh_next;
+  uint32_t nfh_cap, nfh_free;
+  double ncounts[N_COUNTS];
 } session_t;
 
 #define NAPI_OK(call)                                        \
@@ -150,6 +187,82 @@ static fuse_req_t slot_give(session_t *s, uint32_t i) {
   s->free_head = i;
   return req;
 }
+
+/* ---------------------------------------------------------------- cached files */
+
+static void snap_put(snap_t *sn) {
+  if (sn && --sn->refs == 0) free(sn);
+}
+
+static cached_t **cache_slot(session_t *s, fuse_ino_t ino) {
+  cached_t **p = &s->cache[ino % CACHE_BUCKETS];
+  while (*p && (*p)->ino != ino) p = &(*p)->next;
+  return p;
+}
+
+static snap_t *cache_get(session_t *s, fuse_ino_t ino) {
+  cached_t *c = *cache_slot(s, ino);
+  return c ? c->snap : NULL;
+}
+
+static void cache_drop(session_t *s, fuse_ino_t ino) {
+  cached_t **p = cache_slot(s, ino);
+  cached_t *c = *p;
+  if (!c) return;
+  *p = c->next;
+  snap_put(c->snap);
+  free(c);
+}
+
+static void cache_set(session_t *s, fuse_ino_t ino, snap_t *sn) {
+  cached_t **p = cache_slot(s, ino);
+  if (*p) {
+    snap_put((*p)->snap);
+    (*p)->snap = sn;
+    return;
+  }
+  cached_t *c = malloc(sizeof *c);
+  c->next = NULL;
+  c->ino = ino;
+  c->snap = sn;
+  *p = c;
+}
+
+static uint32_t nfh_take(session_t *s, snap_t *sn) {
+  if (s->nfh_free == s->nfh_cap) {
+    uint32_t cap = s->nfh_cap ? s->nfh_cap * 2 : 64;
+    s->nfh = realloc(s->nfh, cap * sizeof *s->nfh);
+    s->nfh_next = realloc(s->nfh_next, cap * sizeof *s->nfh_next);
+    for (uint32_t i = s->nfh_cap; i < cap; i++) {
+      s->nfh[i] = NULL;
+      s->nfh_next[i] = i + 1;
+    }
+    s->nfh_free = s->nfh_cap;
+    s->nfh_cap = cap;
+  }
+  uint32_t i = s->nfh_free;
+  s->nfh_free = s->nfh_next[i];
+  s->nfh[i] = sn;
+  sn->refs++;
+  return i;
+}
+
+static snap_t *nfh_get(session_t *s, uint64_t fh) {
+  if (!(fh & NATIVE_FH)) return NULL;
+  uint64_t i = fh & ~NATIVE_FH;
+  return i < s->nfh_cap ? s->nfh[i] : NULL;
+}
+
+static void nfh_give(session_t *s, uint64_t fh) {
+  uint32_t i = (uint32_t)(fh & ~NATIVE_FH);
+  if (i >= s->nfh_cap || !s->nfh[i]) return;
+  snap_put(s->nfh[i]);
+  s->nfh[i] = NULL;
+  s->nfh_next[i] = s->nfh_free;
+  s->nfh_free = i;
+}
+
+static void fill_stat(const double *a, struct stat *st);
 
 /* ---------------------------------------------------------------- to JS */
 
@@ -263,6 +376,15 @@ static void ll_forget(fuse_req_t req, fuse_ino_t ino, unsigned long nlookup) {
 
 static void ll_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   session_t *s = sess(req);
+  snap_t *sn = fi ? nfh_get(s, fi->fh) : NULL;
+  if (!sn) sn = cache_get(s, ino);
+  if (sn) {
+    struct stat st;
+    fill_stat(sn->attrs, &st);
+    s->ncounts[N_GETATTR]++;
+    fuse_reply_attr(req, &st, sn->attrs[R_ATTR_TIMEOUT]);
+    return;
+  }
   begin(s, req);
   s->args[A_INO] = ino;
   s->args[A_FH] = fi ? (double)fi->fh : -1;
@@ -312,6 +434,18 @@ static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
 
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   session_t *s = sess(req);
+  snap_t *sn = s->args[A_UNOBSERVED] != 0 && (fi->flags & O_ACCMODE) == O_RDONLY && !(fi->flags & O_TRUNC) ? cache_get(s, ino) : NULL;
+  if (sn) {
+    uint32_t i = nfh_take(s, sn);
+    fi->fh = NATIVE_FH | i;
+    fi->direct_io = 1;
+    fi->keep_cache = 0;
+    fi->nonseekable = 0;
+    s->ncounts[N_OPEN]++;
+    /* ENOENT: the caller gave up meanwhile, and the kernel will send no release for it. */
+    if (fuse_reply_open(req, fi) == -ENOENT) nfh_give(s, fi->fh);
+    return;
+  }
   begin_waitable(s, req);
   s->args[A_INO] = ino;
   s->args[A_FLAGS] = fi->flags;
@@ -320,6 +454,14 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
 
 static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi) {
   session_t *s = sess(req);
+  snap_t *sn = nfh_get(s, fi->fh);
+  if (sn) {
+    size_t from = off < 0 ? 0 : (size_t)off > sn->len ? sn->len : (size_t)off;
+    size_t n = sn->len - from < size ? sn->len - from : size;
+    s->ncounts[N_READ]++;
+    fuse_reply_buf(req, sn->data + from, n);
+    return;
+  }
   begin_waitable(s, req);
   s->args[A_INO] = ino;
   s->args[A_FH] = fi->fh;
@@ -331,6 +473,10 @@ static void ll_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, stru
 
 static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off, struct fuse_file_info *fi) {
   session_t *s = sess(req);
+  if (fi->fh & NATIVE_FH) {
+    fuse_reply_err(req, EBADF);
+    return;
+  }
   begin_waitable(s, req);
   s->args[A_INO] = ino;
   s->args[A_FH] = fi->fh;
@@ -342,6 +488,12 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   session_t *s = sess(req);
+  if (fi->fh & NATIVE_FH) {
+    nfh_give(s, fi->fh);
+    s->ncounts[N_RELEASE]++;
+    fuse_reply_err(req, 0);
+    return;
+  }
   begin(s, req);
   s->args[A_INO] = ino;
   s->args[A_FH] = fi->fh;
@@ -381,6 +533,12 @@ static void ll_statfs(fuse_req_t req, fuse_ino_t ino) {
 
 static void ll_poll(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi, struct fuse_pollhandle *ph) {
   session_t *s = sess(req);
+  if (fi->fh & NATIVE_FH) {
+    /* A cached file has no poll of its own: always ready, as tracefs answers for such files. */
+    if (ph) fuse_pollhandle_destroy(ph);
+    fuse_reply_poll(req, POLLIN | POLLOUT | POLLRDNORM | POLLWRNORM);
+    return;
+  }
   if (ph) {
     uint64_t fh = fi->fh;
     if (fh >= s->npolls) {
@@ -697,6 +855,45 @@ static napi_value js_reply_dir(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+/* cacheFile(nodeid, buffer): what the file shows while it stays unchanged, with the attributes in the attrs array. */
+static napi_value js_cache_file(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  session_t *s = unwrap(env, info, &argc, argv);
+  void *data = NULL;
+  size_t len = 0;
+  if (!s || napi_get_buffer_info(env, argv[1], &data, &len) != napi_ok) return NULL;
+  snap_t *sn = malloc(sizeof *sn + len);
+  sn->refs = 1;
+  sn->len = len;
+  memcpy(sn->attrs, s->attrs, sizeof sn->attrs);
+  memcpy(sn->data, data, len);
+  cache_set(s, (fuse_ino_t)f64(env, argv[0]), sn);
+  return NULL;
+}
+
+/* uncache(nodeid): the file may show something else now (files open through the cache keep what they had). */
+static napi_value js_uncache(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  session_t *s = unwrap(env, info, &argc, argv);
+  if (s) cache_drop(s, (fuse_ino_t)f64(env, argv[0]));
+  return NULL;
+}
+
+/* nativeCounts(): [open, read, release, getattr] answered from cached files so far. */
+static napi_value js_native_counts(napi_env env, napi_callback_info info) {
+  size_t argc = 0;
+  session_t *s = unwrap(env, info, &argc, NULL);
+  napi_value arr, v;
+  napi_create_array_with_length(env, N_COUNTS, &arr);
+  for (uint32_t i = 0; i < N_COUNTS; i++) {
+    napi_create_double(env, s ? s->ncounts[i] : 0, &v);
+    napi_set_element(env, arr, i, v);
+  }
+  return arr;
+}
+
 /* notifyPoll(fh): wakes the pollers of an open file; false if none wait. */
 static napi_value js_notify_poll(napi_env env, napi_callback_info info) {
   size_t argc = 1;
@@ -943,6 +1140,9 @@ static napi_value init_module(napi_env env, napi_value exports) {
     { "unmount", NULL, js_unmount, NULL, NULL, NULL, napi_default_method, NULL },
     { "close", NULL, js_close, NULL, NULL, NULL, napi_default_method, NULL },
     { "fd", NULL, js_fd, NULL, NULL, NULL, napi_default_method, NULL },
+    { "cacheFile", NULL, js_cache_file, NULL, NULL, NULL, napi_default_method, NULL },
+    { "uncache", NULL, js_uncache, NULL, NULL, NULL, napi_default_method, NULL },
+    { "nativeCounts", NULL, js_native_counts, NULL, NULL, NULL, napi_default_method, NULL },
   };
   napi_value cls;
   if (napi_define_class(env, "Session", NAPI_AUTO_LENGTH, js_session, NULL, sizeof methods / sizeof methods[0], methods, &cls) != napi_ok) return NULL;

@@ -65,12 +65,16 @@ export async function handleControlRequest(req: unknown, ctx: ControlContext): P
   if (!r || typeof r !== 'object' || typeof r.cmd !== 'string') return { id, ok: false, error: 'bad request: expected {"cmd": NAME, "args": {...}}' };
   const c = registry.get(r.cmd);
   if (!c) return { id, ok: false, error: `unknown command: ${r.cmd} (try "commands")` };
+  // Commands change state behind the mount's back (a module comes): cached files are not answered meanwhile.
+  const done = ctx.mount.hold();
   try {
     const args = r.args && typeof r.args === 'object' ? r.args : {};
     return { id, ok: true, result: (await c.run(args, ctx)) ?? null };
   } catch (e) {
     if (isKernelError(e)) return { id, ok: false, error: e.message, errno: e.code };
     return { id, ok: false, error: e instanceof Error ? e.message : String(e) };
+  } finally {
+    done();
   }
 }
 

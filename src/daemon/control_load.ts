@@ -18,6 +18,7 @@ registerControlCommand('load', "the daemon's CPU time, memory, FUSE requests by 
     eventLoop: performance.eventLoopUtilization(),
     memory: { rss: mem.rss, heapUsed: mem.heapUsed },
     requests: ctx.mount.requests.report(),
+    cachedAnswers: ctx.mount.cachedAnswers(),
     kernel: {
       calls: kernel.exec.calls,
       unseenSubtrees: kernel.runner.skipped,

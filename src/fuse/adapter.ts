@@ -7,18 +7,11 @@ import { errno, fail, isKernelError } from '../kernel/errno.js';
 import { Dir, type Node } from '../tracefs/node.js';
 import type { Stat, Tracefs } from '../tracefs/tracefs.js';
 import { FdTable } from './fd_table.js';
-import { KernelCache } from './kernel_cache.js';
+import { FileCache, type FileCacheSink } from './file_cache.js';
+import { CACHE_TIMEOUT_S, KernelCache } from './kernel_cache.js';
 import { NodeIds } from './node_ids.js';
 import type { FuseHandler, FuseNotices, FuseReplies, FuseRequest, SetAttr } from './session.js';
 
-/**
- * How long the kernel may keep a lookup or attributes without asking again.
- * Every change is invalidated explicitly, so this only bounds the damage of
- * a change that was not (a bug); long enough that ftracetest's per-test walk
- * of every event directory (initialize_system) is served from the cache
- * from one test to the next.
- */
-const CACHE_TIMEOUT_S = 3600;
 
 /** How long a busy operation waits for RELEASE requests in flight before it runs again. */
 const RELEASE_GRACE_MS = 20;
@@ -40,6 +33,8 @@ export class FuseAdapter implements FuseHandler {
   readonly fds = new FdTable();
   readonly ids: NodeIds;
   readonly cache: KernelCache;
+  /** Files the native session answers by itself while nothing observes them. */
+  readonly files: FileCache;
   /** Where answers go (the session, once mounted). */
   replies!: FuseReplies;
   private notices?: FuseNotices;
@@ -57,14 +52,21 @@ export class FuseAdapter implements FuseHandler {
   ) {
     this.log = opts.log ?? ((m) => console.error(`tracefs-emu: ${m}`));
     this.ids = new NodeIds(fs.root);
-    this.cache = new KernelCache(this.ids);
+    this.files = new FileCache(fs.kernel);
+    this.cache = new KernelCache(this.ids, this.files);
   }
 
-  /** Connects the session: where answers and notices go. */
-  attach(replies: FuseReplies, notices?: FuseNotices): void {
+  /** Connects the session: where answers, notices and cached files go. */
+  attach(replies: FuseReplies, notices?: FuseNotices, files?: FileCacheSink): void {
     this.replies = replies;
     this.notices = notices;
     this.cache.notices = notices;
+    this.files.sink = files;
+  }
+
+  handled(mutating: boolean): void {
+    if (mutating) this.files.changed();
+    this.files.settle(this.waiting.size === 0);
   }
 
   /** A negative errno for anything thrown: KernelError's own, EIO (logged) for bugs. */
@@ -102,6 +104,7 @@ export class FuseAdapter implements FuseHandler {
     r.then(
       (v) => {
         this.waiting.delete(req);
+        this.files.changed();
         if (req.answered) late?.(v);
         else answer(v);
       },
@@ -185,7 +188,11 @@ export class FuseAdapter implements FuseHandler {
   }
 
   forget(pairs: Float64Array, n: number): void {
-    for (let i = 0; i < n; i++) this.ids.forget(pairs[2 * i]!, pairs[2 * i + 1]!);
+    for (let i = 0; i < n; i++) {
+      const id = pairs[2 * i]!;
+      this.ids.forget(id, pairs[2 * i + 1]!);
+      if (!this.ids.node(id)) this.files.drop(id);
+    }
   }
 
   /**
@@ -273,6 +280,7 @@ export class FuseAdapter implements FuseHandler {
       this.afterReleases(() => this.fs.open(path, flags, req.caller)),
       (h) => {
         const fh = this.fds.add(h);
+        this.files.opened(id, h.node, () => this.fs.statNode(h.node));
         if (!this.replies.open(req, fh, { directIo: true, nonseekable: h.file.nonseekable === true })) {
           // The caller gave up meanwhile: nobody will close it.
           this.fds.remove(fh);

@@ -10,8 +10,18 @@
 import { errno } from '../kernel/errno.js';
 import { Dir, type Node } from '../tracefs/node.js';
 import type { TreeWatcher } from '../tracefs/tree_watch.js';
+import type { FileCache } from './file_cache.js';
 import type { NodeIds } from './node_ids.js';
 import type { FuseNotices } from './session.js';
+
+/**
+ * How long the kernel may keep a lookup or attributes without asking again.
+ * Every change is invalidated explicitly, so this only bounds the damage of
+ * a change that was not (a bug); long enough that ftracetest's per-test walk
+ * of every event directory (initialize_system) is served from the cache
+ * from one test to the next.
+ */
+export const CACHE_TIMEOUT_S = 3600;
 
 export class KernelCache implements TreeWatcher {
   /** Counts notices queued: an operation that saw it move waits for them before answering. */
@@ -19,9 +29,15 @@ export class KernelCache implements TreeWatcher {
   /** Where notices go (none before the session starts or after it ends). */
   notices?: FuseNotices;
 
-  constructor(private readonly ids: NodeIds) {}
+  constructor(
+    private readonly ids: NodeIds,
+    /** Files the native side answers: what changes here changes there too. */
+    private readonly files?: FileCache,
+  ) {}
 
   removed(_parent: Dir, node: Node): void {
+    const id = this.ids.idOf(node);
+    if (id !== undefined) this.files?.drop(id);
     const parent = this.ids.parentOf(node);
     if (parent === undefined || !this.notices) return;
     this.notices.invalEntry(parent, node.name);
@@ -39,6 +55,7 @@ export class KernelCache implements TreeWatcher {
       const id = this.ids.idOf(n);
       // Never looked up: neither it nor anything below it is cached.
       if (id === undefined) return;
+      this.files?.drop(id);
       if (this.notices!.invalInode(id) === -errno.ENOENT) {
         // No longer the kernel's: drop the dentry, the next lookup brings fresh attributes.
         const parent = this.ids.parentOf(n);

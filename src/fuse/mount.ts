@@ -61,6 +61,10 @@ export interface MountedTracefs {
   settled(): Promise<void>;
   /** What its FUSE requests cost so far, by kind. */
   readonly requests: RequestStats;
+  /** Requests the native side answered from cached files, by kind. */
+  cachedAnswers(): Record<string, number>;
+  /** Work that may change the tree's state begins outside FUSE requests (a control command); call the result when it ends. */
+  hold(): () => void;
 }
 
 /** Clears a dead FUSE mount left at `dir` by a killed daemon; true if there was one. */
@@ -99,7 +103,7 @@ export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions 
     unwatch();
     throw new Error(`mount ${mountpoint}: ${e instanceof Error ? e.message : String(e)}`);
   }
-  adapter.attach(session, session);
+  adapter.attach(session, session, session);
   const watcher = opts.autoUnmount === false ? undefined : autoUnmountWatcher(mountpoint);
 
   let unmounting: Promise<void> | undefined;
@@ -113,6 +117,14 @@ export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions 
     },
     settled: () => cache.settled(),
     requests: session.stats,
+    cachedAnswers: () => session.nativeAnswered(),
+    hold: () => {
+      const done = adapter.files.hold();
+      return () => {
+        done();
+        adapter.handled(true);
+      };
+    },
     unmount() {
       unmounting ??= (async () => {
         // Once the session is over the path may already hold someone else's mount: leave it alone.

@@ -13,6 +13,9 @@ import type { Caller } from '../kernel/caller.js';
 import type { Interruption } from '../kernel/syscall.js';
 import { errno } from '../kernel/errno.js';
 import { nativeAddon } from '../host/native_addon.js';
+import type { Stat } from '../tracefs/tracefs.js';
+import type { FileCacheSink } from './file_cache.js';
+import { CACHE_TIMEOUT_S } from './kernel_cache.js';
 import { RequestStats } from './request_stats.js';
 
 /** Request kinds, as the native side numbers them. */
@@ -56,6 +59,8 @@ const enum Arg {
   Atime,
   Mtime,
   Interrupted,
+  /** Set here: the native side may answer cached files (file_cache.ts). */
+  Unobserved,
   Count,
 }
 
@@ -170,6 +175,8 @@ export interface FuseHandler {
   poll(req: FuseRequest, id: number, fh: number): void;
   /** The kernel interrupted a request that was given to the handler and is not answered yet. */
   interrupted(req: FuseRequest): void;
+  /** After each request given to the handler; `mutating`: it may have changed state (write, release, setattr, mkdir, rmdir, open). */
+  handled?(mutating: boolean): void;
 }
 
 /** How the handler answers. A reply to an answered slot is ignored. */
@@ -216,6 +223,9 @@ interface NativeSession {
   invalInode(id: number): number;
   unmount(): void;
   close(): void;
+  cacheFile(id: number, text: Buffer): void;
+  uncache(id: number): void;
+  nativeCounts(): number[];
 }
 
 type NativeSessionClass = new (
@@ -231,8 +241,14 @@ type NativeSessionClass = new (
 
 const EMPTY = Buffer.alloc(0);
 
+/** Requests that may change state (file_cache.ts checks its entries after them). */
+const MUTATING = new Set<number>([Op.Setattr, Op.Open, Op.Write, Op.Release, Op.Mkdir, Op.Rmdir]);
+
+/** The requests the native side answers from cached files, as nativeCounts() orders them. */
+const NATIVE_KINDS = ['open', 'read', 'release', 'getattr'] as const;
+
 /** A mounted FUSE session serving `handler`. */
-export class FuseSession implements FuseReplies, FuseNotices {
+export class FuseSession implements FuseReplies, FuseNotices, FileCacheSink {
   private readonly native: NativeSession;
   private readonly args = new Float64Array(Arg.Count);
   private readonly attrs = new Float64Array(Attr.Count);
@@ -263,7 +279,10 @@ export class FuseSession implements FuseReplies, FuseNotices {
     this.native = new Native(
       mountpoint,
       options.join(','),
-      (op, name, data) => this.dispatch(op, name, data),
+      (op, name, data) => {
+        this.dispatch(op, name, data);
+        this.handler.handled?.(MUTATING.has(op));
+      },
       () => this.end(),
       (sent) => this.noticesSent(sent),
       this.args,
@@ -412,6 +431,27 @@ export class FuseSession implements FuseReplies, FuseNotices {
 
   dir(req: FuseRequest, names: readonly string[], inos: Float64Array, modes: Int32Array, offset: number, size: number): void {
     this.native.replyDir(this.answered(req), names, inos, modes, offset, size);
+  }
+
+  // --- FileCacheSink
+
+  cacheFile(id: number, text: Buffer, attr: Stat): void {
+    this.putAttr(attr, CACHE_TIMEOUT_S);
+    this.native.cacheFile(id, text);
+  }
+
+  uncache(id: number): void {
+    this.native.uncache(id);
+  }
+
+  setUnobserved(on: boolean): void {
+    this.args[Arg.Unobserved] = on ? 1 : 0;
+  }
+
+  /** Requests the native side answered from cached files, by kind. */
+  nativeAnswered(): Record<string, number> {
+    const n = this.native.nativeCounts();
+    return Object.fromEntries(NATIVE_KINDS.map((k, i) => [k, n[i] ?? 0]));
   }
 
   // --- FuseNotices

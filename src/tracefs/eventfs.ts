@@ -23,6 +23,8 @@ import { Dir, File, type FileOps, type Node, O_TRUNC, type OpenFile } from './no
 import { parseUlong, seqRead, sliceAt } from './seq_file.js';
 
 const PAGE_SIZE = 4096;
+/** What the filter file of an event without a filter shows. */
+const NO_FILTER = Buffer.from('none\n');
 
 /** Which files an event directory has (event_callback()). */
 function eventDirFiles(te: TraceEvents, type: TraceEventType): string[] {
@@ -240,6 +242,8 @@ class EventsDir {
     const te = this.te;
     const alive = () => te.find(type.system, type.name) === type;
     const hold = (ops: FileOps) => held(ae, ops, alive, this.opens, type);
+    // Files of the top level's built-in events: never removed, and nothing counts their opens.
+    const stable = ae.tr.isTop && !type.module && !te.isRuntime(type);
     for (const name of eventDirFiles(te, type)) {
       switch (name) {
         case 'enable':
@@ -260,6 +264,7 @@ class EventsDir {
                 const f = ae.peek(type)?.filter;
                 return f ? `${f.text}\n` : 'none\n';
               }),
+              snapshot: stable ? () => (ae.peek(type)?.filter ? undefined : { text: NO_FILTER, valid: () => !ae.peek(type)?.filter }) : undefined,
               write: (_f, data) => {
                 if (data.length >= PAGE_SIZE) fail('EINVAL');
                 applyEventFilter(ae.file(type), data.toString('latin1'));
@@ -279,6 +284,9 @@ class EventsDir {
                 const f = ae.peek(type);
                 return f ? showTriggers(f) : showTriggers(ae.file(type));
               }),
+              snapshot: stable
+                ? () => (ae.peek(type)?.triggers.length ? undefined : { text: Buffer.from(showTriggers(ae.file(type)), 'latin1'), valid: () => !ae.peek(type)?.triggers.length })
+                : undefined,
               write: (_f, data) => {
                 if (data.length === 0) return 0;
                 if (data.length >= PAGE_SIZE) fail('EINVAL');

@@ -145,6 +145,19 @@ export interface FileOps {
   release?(f: OpenFile): void;
   /** Current poll mask; `wake` is to be called when it may have changed. */
   poll?(f: OpenFile, wake: () => void): number;
+  /**
+   * What the file shows while it stays as it is, for files whose opens and
+   * reads change nothing and that nothing else depends on having open
+   * (a cache may then answer them without these operations); undefined
+   * when it cannot be said now.
+   */
+  snapshot?(): FileSnapshot | undefined;
+}
+
+/** A file's whole content, and a cheap check that it still is what the file shows. */
+export interface FileSnapshot {
+  readonly text: Buffer;
+  valid(): boolean;
 }
 
 export class File extends Node {

@@ -22,6 +22,8 @@ function ctx(series: Series): ControlContext {
     ended: new Promise(() => {}),
     settled: async () => {},
     requests: new RequestStats(),
+    cachedAnswers: () => ({}),
+    hold: () => () => {},
   };
   return { emulator, mount, state: { mountpoint: '/x', pid: process.pid, series, cpus: 2, seed: 1, options: '', socket: '', daemon: false, startedAt: 'now' }, shutdown() {} };
 }

@@ -77,6 +77,7 @@ export class TraceEvents {
   private readonly arrays = new Map<TraceArray, ArrayEvents>();
   private readonly active = new Map<TraceEventType, Set<EventFile>>();
   private readonly regs = new Map<TraceEventType, EventRegistration>();
+  private readonly runtime = new WeakSet<TraceEventType>();
   private readonly builders = new Map<TraceEventType, RecordBuilder>();
   private readonly syscalls: SyscallTracepoints;
   private forkProbes?: { fork: TracepointProbe<never>; free: TracepointProbe<never> };
@@ -183,6 +184,7 @@ export class TraceEvents {
    */
   addEventType(type: TraceEventType, reg?: EventRegistration): TraceEventType {
     if (this.find(type.system, type.name)) fail('EEXIST');
+    this.runtime.add(type);
     this.tracing.eventTypes.register(type);
     this.order = [type, ...this.order];
     if (reg) this.regs.set(type, reg);
@@ -210,6 +212,11 @@ export class TraceEvents {
     for (const ae of this.arrays.values()) if (ae.busy(type)) return false;
     for (const ae of this.arrays.values()) if (ae.typeListener?.canRemove && !ae.typeListener.canRemove(type)) return false;
     return true;
+  }
+
+  /** Whether `type` was added at run time (a probe, a synthetic or a module's event), not built in. */
+  isRuntime(type: TraceEventType): boolean {
+    return this.runtime.has(type);
   }
 
   /** Removes a run-time event type; EBUSY while enabled, used by triggers, or open. */

@@ -1,0 +1,93 @@
+/**
+ * Files the native session answers by itself (native/fuse/tracefs_fuse.c).
+ * A file whose node can say what it shows while it stays as it is
+ * (FileOps.snapshot) is cached once JS has opened it; then, while nothing
+ * in the emulated kernel can see a system call on the mount, its read-only
+ * opens, reads, fstat and release never reach JS — ftracetest reads every
+ * event's trigger and filter file before each test, thousands of files
+ * that almost always show their defaults. An entry goes as soon as its file
+ * may show something else (checked before the native side may answer
+ * again after anything that can change state), when its attributes change,
+ * and when the kernel forgets its node id.
+ */
+import type { Kernel } from '../kernel/kernel.js';
+import type { File, FileSnapshot } from '../tracefs/node.js';
+import type { Stat } from '../tracefs/tracefs.js';
+
+/** What the native side is told. */
+export interface FileCacheSink {
+  /** The file with node id `id` shows `text`, with attributes `attr`, until uncached. */
+  cacheFile(id: number, text: Buffer, attr: Stat): void;
+  uncache(id: number): void;
+  /** Whether the native side may answer cached files now. */
+  setUnobserved(on: boolean): void;
+}
+
+export class FileCache {
+  private readonly cached = new Map<number, FileSnapshot>();
+  /** Something may have changed what a cached file shows since the last check. */
+  private dirty = false;
+  private unobserved = false;
+  /** Work outside FUSE requests that may change state (control commands) under way. */
+  private busy = 0;
+  sink?: FileCacheSink;
+
+  constructor(private readonly kernel: Kernel) {}
+
+  /** JS opened `node` (id `id`): cache what it shows, if it can say. */
+  opened(id: number, node: File, stat: () => Stat): void {
+    if (!this.sink || this.cached.has(id)) return;
+    const snap = node.fops.snapshot?.();
+    if (!snap) return;
+    this.cached.set(id, snap);
+    this.sink.cacheFile(id, snap.text, stat());
+  }
+
+  /** The file may show something else, or has other attributes, or its id is gone. */
+  drop(id: number): void {
+    if (this.cached.delete(id)) this.sink?.uncache(id);
+  }
+
+  /** State may have changed (a write, a release, a command...): checked before the native side answers again. */
+  changed(): void {
+    this.dirty = true;
+  }
+
+  /** Work that may change state begins outside a request: the native side stops answering until `done`. */
+  hold(): () => void {
+    this.busy++;
+    this.changed();
+    this.set(false);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      this.busy--;
+    };
+  }
+
+  /**
+   * After each request JS handled: the native side may answer while no
+   * request waits in JS, no other work is under way, and nothing can see a
+   * system call on the mount.
+   */
+  settle(idle: boolean): void {
+    const k = this.kernel;
+    const on = idle && this.busy === 0 && !k.observed() && !k.syscallsObserved();
+    if (on && this.dirty) {
+      this.dirty = false;
+      for (const [id, snap] of this.cached) if (!snap.valid()) this.drop(id);
+    }
+    this.set(on);
+  }
+
+  private set(on: boolean): void {
+    if (on === this.unobserved) return;
+    this.unobserved = on;
+    this.sink?.setUnobserved(on);
+  }
+
+  get size(): number {
+    return this.cached.size;
+  }
+}

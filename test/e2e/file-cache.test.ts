@@ -1,0 +1,68 @@
+/**
+ * Files the native FUSE side answers by itself (src/fuse/file_cache.ts)
+ * through a real mount: the default trigger and filter files of built-in
+ * events are answered without JS while nothing observes system calls, show
+ * at once what a write changed, and go through the emulated kernel again
+ * as soon as something can see the open (the function tracer here).
+ */
+import { chmodSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type MountedTracefs, mountTracefs } from '../../src/fuse/mount.js';
+import { testEmulator } from '../helpers/emulator.js';
+import { fuseUnavailable, sh, tempDir } from '../helpers/e2e.js';
+
+const skip = fuseUnavailable();
+if (skip) console.warn(`e2e-file-cache: skipped: ${skip}`);
+
+describe.skipIf(!!skip)(`native file cache through a mount${skip ? ` (skipped: ${skip})` : ''}`, () => {
+  let m: MountedTracefs;
+  let M: string;
+  const ev = 'events/sched/sched_switch';
+
+  beforeAll(async () => {
+    const parent = tempDir('tfe-filecache-');
+    chmodSync(parent, 0o755);
+    M = `${parent}/mnt`;
+    // Call paths on, as the daemon runs them: an open runs do_sys_openat2 and the rest.
+    m = await mountTracefs(testEmulator({ callPaths: true }).fs, M);
+  });
+
+  afterAll(async () => {
+    await m?.unmount();
+  });
+
+  const opens = () => m.cachedAnswers().open ?? 0;
+
+  it('answers repeated reads of a default trigger file natively, with the same bytes, mode and size', async () => {
+    const first = await sh(`cat ${M}/${ev}/trigger`);
+    const before = opens();
+    const again = await sh(`cat ${M}/${ev}/trigger; stat -c '%a %s' ${M}/${ev}/trigger; wc -c < ${M}/${ev}/trigger`);
+    expect(opens()).toBe(before + 2);
+    expect(first.stdout).toMatch(/^# Available triggers:\n# traceon traceoff snapshot stacktrace enable_event disable_event/);
+    expect(again.stdout).toBe(`${first.stdout}640 0\n${first.stdout.length}\n`);
+  });
+
+  it('shows a trigger or a filter as soon as it is written, and the default again once removed', async () => {
+    await sh(`cat ${M}/${ev}/filter ${M}/${ev}/trigger`);
+    const r = await sh(
+      `cd ${M}/${ev} && echo 'prev_pid == 1' > filter && cat filter && echo 0 > filter && cat filter && ` +
+        `echo 'traceoff if prev_pid == 0' > trigger && cat trigger && echo '!traceoff' > trigger && cat trigger`,
+    );
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines.slice(0, 3)).toEqual(['prev_pid == 1', 'none', 'traceoff:unlimited if prev_pid == 0']);
+    expect(lines[3]).toBe('# Available triggers:');
+  });
+
+  it('sends opens to the emulated kernel while the function tracer can see them', async () => {
+    const trace = async () => (await sh(`grep -c 'fd_install <-do_sys_openat2' ${M}/trace`)).stdout.trim();
+    await sh(`cat ${M}/${ev}/trigger; echo fd_install > ${M}/set_ftrace_filter; echo function > ${M}/current_tracer; echo 1 > ${M}/tracing_on; echo > ${M}/trace`);
+    const before = opens();
+    await sh(`cat ${M}/${ev}/trigger ${M}/${ev}/filter > /dev/null`);
+    expect(opens()).toBe(before);
+    expect(Number(await trace())).toBeGreaterThanOrEqual(2);
+    await sh(`echo nop > ${M}/current_tracer; echo > ${M}/set_ftrace_filter`);
+    await sh(`cat ${M}/${ev}/trigger > /dev/null`);
+    expect(opens()).toBe(before + 1);
+  });
+});

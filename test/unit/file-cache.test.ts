@@ -1,0 +1,148 @@
+/**
+ * Files the native FUSE side may answer by itself (src/fuse/file_cache.ts):
+ * which files are cached, when an entry goes, and when the native side may
+ * answer at all (nothing can see a system call on the mount).
+ */
+import { describe, expect, it } from 'vitest';
+import { FileCache, type FileCacheSink } from '../../src/fuse/file_cache.js';
+import type { Emulator } from '../../src/index.js';
+import { File } from '../../src/tracefs/node.js';
+import { testEmulator } from '../helpers/emulator.js';
+
+class Sink implements FileCacheSink {
+  readonly files = new Map<number, string>();
+  unobserved = false;
+  cacheFile(id: number, text: Buffer): void {
+    this.files.set(id, text.toString());
+  }
+  uncache(id: number): void {
+    this.files.delete(id);
+  }
+  setUnobserved(on: boolean): void {
+    this.unobserved = on;
+  }
+}
+
+function fileAt(emu: Emulator, path: string): File {
+  const n = emu.fs.nodeAt(path);
+  if (!(n instanceof File)) throw new Error(`no file ${path}`);
+  return n;
+}
+
+async function write(emu: Emulator, path: string, text: string, flags = 0o1001): Promise<void> {
+  const h = await emu.fs.open(path, flags);
+  try {
+    await h.write(Buffer.from(text), 0);
+  } finally {
+    h.release();
+  }
+}
+
+function setup(): { emu: Emulator; cache: FileCache; sink: Sink } {
+  const emu = testEmulator();
+  const cache = new FileCache(emu.kernel);
+  const sink = new Sink();
+  cache.sink = sink;
+  return { emu, cache, sink };
+}
+
+const stat = () => ({ ino: 1, mode: 0o100640, uid: 0, gid: 0, nlink: 1, size: 0, atimeMs: 0, mtimeMs: 0, ctimeMs: 0 });
+
+describe('native file cache', () => {
+  it('caches what a built-in event trigger and filter file of the top level show by default', async () => {
+    const { emu, cache, sink } = setup();
+    const trig = 'events/sched/sched_switch/trigger';
+    const h = await emu.fs.open(trig, 0);
+    const shown = (await h.read(4096, 0)).toString();
+    h.release();
+    cache.opened(1, fileAt(emu, trig), stat);
+    cache.opened(2, fileAt(emu, 'events/sched/sched_switch/filter'), stat);
+    expect(sink.files.get(1)).toBe(shown);
+    expect(shown).toMatch(/^# Available triggers:\n# traceon traceoff/);
+    expect(sink.files.get(2)).toBe('none\n');
+    // Files that change by themselves or whose opens count are not cached.
+    cache.opened(3, fileAt(emu, 'events/sched/sched_switch/enable'), stat);
+    cache.opened(4, fileAt(emu, 'trace'), stat);
+    expect(sink.files.has(3) || sink.files.has(4)).toBe(false);
+  });
+
+  it('does not cache an instance’s files nor a probe event’s', async () => {
+    const { emu, cache, sink } = setup();
+    emu.fs.mkdir('instances/foo');
+    await write(emu, 'kprobe_events', 'p:myprobe vfs_read\n', 0o2001);
+    cache.opened(1, fileAt(emu, 'instances/foo/events/sched/sched_switch/trigger'), stat);
+    cache.opened(2, fileAt(emu, 'events/kprobes/myprobe/trigger'), stat);
+    cache.opened(3, fileAt(emu, 'events/kprobes/myprobe/filter'), stat);
+    expect(sink.files.size).toBe(0);
+  });
+
+  it('drops an entry once its file shows something else, before the native side answers again', async () => {
+    const { emu, cache, sink } = setup();
+    const trig = 'events/sched/sched_switch/trigger';
+    const filt = 'events/sched/sched_switch/filter';
+    cache.opened(1, fileAt(emu, trig), stat);
+    cache.opened(2, fileAt(emu, filt), stat);
+    cache.settle(true);
+    expect(sink.unobserved).toBe(true);
+    await write(emu, filt, 'prev_pid == 1\n');
+    // Nothing is checked before the request that changed it settles.
+    expect(sink.files.size).toBe(2);
+    cache.changed();
+    cache.settle(true);
+    expect([...sink.files.keys()]).toEqual([1]);
+    cache.opened(2, fileAt(emu, filt), stat);
+    expect(sink.files.has(2)).toBe(false);
+    // A trigger holds the event in soft mode: the kernel observes, the native side answers nothing.
+    await write(emu, trig, 'traceoff\n');
+    cache.changed();
+    cache.settle(true);
+    expect(sink.unobserved).toBe(false);
+    await write(emu, filt, '0\n');
+    cache.changed();
+    cache.settle(true);
+    expect(sink.unobserved).toBe(false);
+    await write(emu, trig, '!traceoff\n');
+    cache.changed();
+    cache.settle(true);
+    expect(sink.unobserved).toBe(true);
+    // Checked on the way back: the trigger file shows its default again, so its entry holds; the filter is cached again once opened.
+    expect([...sink.files.keys()]).toEqual([1]);
+    cache.opened(2, fileAt(emu, filt), stat);
+    expect([...sink.files.keys()].sort()).toEqual([1, 2]);
+    cache.drop(1);
+    expect([...sink.files.keys()]).toEqual([2]);
+  });
+
+  it('lets the native side answer only while nothing can see a system call and nothing waits', async () => {
+    const { emu, cache, sink } = setup();
+    cache.settle(true);
+    expect(sink.unobserved).toBe(true);
+    cache.settle(false);
+    expect(sink.unobserved).toBe(false);
+    cache.settle(true);
+    await write(emu, 'events/sched/sched_switch/enable', '1\n');
+    cache.settle(true);
+    expect(sink.unobserved).toBe(false);
+    await write(emu, 'events/sched/sched_switch/enable', '0\n');
+    cache.settle(true);
+    expect(sink.unobserved).toBe(true);
+    await write(emu, 'events/raw_syscalls/sys_enter/enable', '1\n');
+    cache.settle(true);
+    expect(sink.unobserved).toBe(false);
+    await write(emu, 'events/raw_syscalls/sys_enter/enable', '0\n');
+    await write(emu, 'set_ftrace_filter', 'vfs_read\n');
+    await write(emu, 'current_tracer', 'function\n');
+    cache.settle(true);
+    expect(sink.unobserved).toBe(false);
+    await write(emu, 'current_tracer', 'nop\n');
+    cache.settle(true);
+    expect(sink.unobserved).toBe(true);
+    const done = cache.hold();
+    expect(sink.unobserved).toBe(false);
+    cache.settle(true);
+    expect(sink.unobserved).toBe(false);
+    done();
+    cache.settle(true);
+    expect(sink.unobserved).toBe(true);
+  });
+});
