@@ -14,6 +14,8 @@ export interface Load {
   cpu: { userMs: number; systemMs: number };
   memory: { rss: number; heapUsed: number };
   requests: Record<string, { count: number; totalMs: number; maxMs: number; p50Ms: number; p99Ms: number }>;
+  /** Requests the native side answered from cached files (no JS), by kind. */
+  cachedAnswers?: Record<string, number>;
   kernel: { calls: number; unseenSubtrees: number; forks: number; execs: number; exits: number; tasks: number };
   host?: { lines: number; syscalls: number };
 }
@@ -76,9 +78,16 @@ export function benchReport(total: TestCost, first: Load, last: Load, tests: Tes
     })
     .filter((r) => (r[1] as number) > 0)
     .sort((a, b) => Number(b[2]) - Number(a[2]));
+  let cached = 0;
+  for (const [k, n] of Object.entries(last.cachedAnswers ?? {})) {
+    const count = n - (first.cachedAnswers?.[k] ?? 0);
+    if (count <= 0) continue;
+    cached += count;
+    kinds.push([`${k} (cached)`, count, '-', '-', '-', '-', '-']);
+  }
   const median = [...tests].map((t) => t.wallMs).sort((a, b) => a - b)[Math.floor(tests.length / 2)] ?? 0;
   const lines = [
-    `selftests bench: ${tests.length} tests in ${s(total.wallMs)} s wall (median ${s(median)} s); daemon CPU ${s(total.cpuMs)} s; ${total.requests} FUSE requests (${s(total.requestMs)} s answering); ${total.forks} processes forked; ${total.calls} emulated calls; ${total.reported} watched calls replayed; daemon RSS ${fmt(last.memory.rss / 2 ** 20, 0)} MiB`,
+    `selftests bench: ${tests.length} tests in ${s(total.wallMs)} s wall (median ${s(median)} s); daemon CPU ${s(total.cpuMs)} s; ${total.requests} FUSE requests (${s(total.requestMs)} s answering) and ${cached} answered natively from cached files; ${total.forks} processes forked; ${total.calls} emulated calls; ${total.reported} watched calls replayed; daemon RSS ${fmt(last.memory.rss / 2 ** 20, 0)} MiB`,
     '',
     table(['request', 'count', 'total s', 'mean µs', 'p50 µs', 'p99 µs', 'max ms'], kinds),
     '',
