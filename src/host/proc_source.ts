@@ -247,15 +247,24 @@ export class HostProcSource implements ProcSource {
   /** Mount tables by mount namespace, re-read at most once a second (they rarely change). */
   private readonly mountTables = new Map<string, { at: number; mounts: readonly MountInfo[] }>();
 
+  /** Each process's mount namespace, as last read (a process rarely moves to another: unshare, setns). */
+  private readonly mountNs = new Map<number, { at: number; ns: string }>();
+
   mounts(pid: number): readonly MountInfo[] | undefined {
-    let ns: string;
-    try {
-      ns = readlinkSync(`${this.root}/${pid}/ns/mnt`);
-    } catch (e) {
-      expectSystemError(e);
-      return undefined;
-    }
     const now = Date.now();
+    let known = this.mountNs.get(pid);
+    if (!known || now - known.at >= 1000) {
+      try {
+        known = { at: now, ns: readlinkSync(`${this.root}/${pid}/ns/mnt`) };
+      } catch (e) {
+        expectSystemError(e);
+        this.mountNs.delete(pid);
+        return undefined;
+      }
+      if (this.mountNs.size > 4096) this.mountNs.clear();
+      this.mountNs.set(pid, known);
+    }
+    const ns = known.ns;
     const c = this.mountTables.get(ns);
     if (c && now - c.at < 1000) return c.mounts;
     try {

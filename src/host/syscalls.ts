@@ -118,6 +118,8 @@ interface HostMount {
 
 export class HostSyscalls {
   private readonly mounts = new Map<string, HostMount>();
+  /** Which mount each path is on, per mount table read (a table is re-read as a new array). */
+  private readonly mountsByPath = new WeakMap<readonly MountInfo[], Map<string, MountInfo>>();
   /** Tasks whose reported call is still running (a tree that waited). */
   private readonly inFlight = new WeakSet<Task>();
   /** The kernel-side struct open_how / struct path the calls pass around. */
@@ -285,8 +287,15 @@ export class HostSyscalls {
   }
 
   private mountOf(task: Task, abs: string): HostMount {
-    const table = this.src.mounts?.(task.pid) ?? [];
-    const info = mountOfPath(table, abs) ?? { mountPoint: '/', fstype: 'rootfs', source: 'rootfs', options: '', dev: '0:0' };
+    const table = this.src.mounts?.(task.pid) ?? NO_MOUNTS;
+    let byPath = this.mountsByPath.get(table);
+    if (!byPath) this.mountsByPath.set(table, (byPath = new Map()));
+    let info = byPath.get(abs);
+    if (!info) {
+      info = mountOfPath(table, abs) ?? ROOTFS;
+      if (byPath.size > 4096) byPath.clear();
+      byPath.set(abs, info);
+    }
     const key = `${info.dev} ${info.mountPoint}`;
     let m = this.mounts.get(key);
     if (!m) {
@@ -307,6 +316,10 @@ export class HostSyscalls {
     return m;
   }
 }
+
+const NO_MOUNTS: readonly MountInfo[] = [];
+/** What a path on no mount the table knows is on. */
+const ROOTFS: MountInfo = { mountPoint: '/', fstype: 'rootfs', source: 'rootfs', options: '', dev: '0:0' };
 
 /** Which captured open the call is like: by the file's type, the access mode, and whether it creates or fails. */
 function openKind(rec: HostSyscall, flags: number): string {
