@@ -10,7 +10,6 @@ import { fileURLToPath } from 'node:url';
 import { controlRequest } from '../daemon/control.js';
 import { isAlive, readState } from '../daemon/state.js';
 import { expectSystemError } from '../host/system_error.js';
-import { isModuleTool, runModuleTool } from './module_tools.js';
 import { runMountHelper } from './mount_helper.js';
 import { execInNamespace, type ExecOptions, isTraceMount, type NamespaceSpec, parseMountinfo } from './namespace.js';
 import { shq } from './ns_shims.js';
@@ -109,18 +108,6 @@ export async function runNsHelper(tool: string, args: string[]): Promise<number>
       return i >= 0 ? own[i + 1] : undefined;
     };
     return runMountHelper(opt('--type') ?? 'tracefs', dd >= 0 ? args.slice(dd + 1) : args.slice(own.indexOf('--type') + 2), { sources: opt('--sources') });
-  }
-  if (tool === 'module') {
-    // module TOOL --release RELEASE -- tool-args…
-    const dd = args.indexOf('--');
-    const head = dd >= 0 ? args.slice(0, dd) : args;
-    const r = head.indexOf('--release');
-    if (isModuleTool(head[0] ?? '')) {
-      return runModuleTool(head[0] as Parameters<typeof runModuleTool>[0], dd >= 0 ? args.slice(dd + 1) : [], {
-        socket: process.env.TRACEFS_EMU_CONTROL,
-        release: r >= 0 ? (head[r + 1] ?? '') : '',
-      });
-    }
   }
   process.stderr.write(`tracefs-emu ns-helper: unknown tool ${tool}\n`);
   return 1;

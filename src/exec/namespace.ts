@@ -415,7 +415,7 @@ export async function execInNamespace(spec: NamespaceSpec, argv: string[], opts:
       resolved,
       facts,
       runtime,
-      { release: spec.release ?? readOr('/proc/sys/kernel/osrelease').trim(), nsHelper: opts.nsHelper, controlSocket: spec.controlSocket },
+      { release: spec.release ?? readOr('/proc/sys/kernel/osrelease').trim(), nsHelper: opts.nsHelper, controlSocket: spec.controlSocket, kmodTool: nativeHelper('kmod', 'kmod_tool') },
       [real(opts.cwd ?? process.cwd()), runtime, ...(opts.keep ?? [])],
       opts.watcher === false ? undefined : (opts.watcher ?? syscallWatcher()),
     );

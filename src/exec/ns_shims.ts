@@ -14,6 +14,8 @@ export interface ShimContext {
   nsHelper: string;
   /** The daemon's control socket, if there is one. */
   controlSocket?: string;
+  /** native/kmod/kmod_tool, built: the kmod tools on the emulated kernel (undefined when it cannot be built). */
+  kmodTool?: string;
   /** Where gawk is, for `awk`. */
   gawk?: string;
   /** The directory holding the namespace's tracefs and debugfs (`tracefs/`, `debugfs/`), which new mounts of them bind. */
@@ -104,18 +106,18 @@ ${sock}exec ${ctx.nsHelper} mount --type ${shq(type)}${ctx.sources ? ` --sources
 }
 
 /** A kmod tool that asks the daemon's emulated kernel (its `module` control command). */
-function moduleTool(ctx: ShimContext & { controlSocket: string }, tool: string): string {
+function moduleTool(ctx: ShimContext & { controlSocket: string; kmodTool: string }, tool: string): string {
   return `#!/bin/sh
 # tracefs-emu: ${tool} on the emulated kernel.
-TRACEFS_EMU_CONTROL=${shq(ctx.controlSocket)} exec ${ctx.nsHelper} module ${tool} --release ${shq(ctx.release)} -- "$@"
+TRACEFS_EMU_CONTROL=${shq(ctx.controlSocket)} exec ${shq(ctx.kmodTool)} ${tool} --release ${shq(ctx.release)} -- "$@"
 `;
 }
 
 /** Files of the namespace's PATH directory (first in PATH). */
 export function binShims(ctx: ShimContext): Record<string, string> {
-  const sock = ctx.controlSocket;
-  if (sock) {
-    const c = { ...ctx, controlSocket: sock };
+  const { controlSocket: sock, kmodTool } = ctx;
+  if (sock && kmodTool) {
+    const c = { ...ctx, controlSocket: sock, kmodTool };
     return { modprobe: moduleTool(c, 'modprobe'), rmmod: moduleTool(c, 'rmmod'), lsmod: moduleTool(c, 'lsmod'), insmod: moduleTool(c, 'insmod') };
   }
   return { modprobe: modprobe(ctx), rmmod: rmmod(), lsmod: lsmod(), insmod: insmod() };

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { filesystemOptions, parseHelperArgs, planHelper } from '../../src/exec/mount_helper.js';
 import { type HostFacts, isTraceMount, parseMountinfo, planNamespace } from '../../src/exec/namespace.js';
 import { mountOfPath } from '../../src/host/mountinfo.js';
-import { sbinShims } from '../../src/exec/ns_shims.js';
+import { binShims, sbinShims } from '../../src/exec/ns_shims.js';
 
 const MOUNTINFO = [
   '22 1 254:0 / / rw,relatime - ext4 /dev/vda rw',
@@ -216,6 +216,14 @@ describe('the namespace mount helper', () => {
       options: [],
       automount: { from: '/rt/fs/tracefs', to: '/sys/kernel/debug/tracing' },
     });
+  });
+
+  it('runs the kmod tools as the small native program, or answers as a kernel without modules when it cannot be built', () => {
+    const withTool = binShims({ ...shim, controlSocket: '/run/c.sock', kmodTool: '/cache/kmod_tool-1' });
+    expect(withTool.modprobe).toContain("TRACEFS_EMU_CONTROL='/run/c.sock' exec '/cache/kmod_tool-1' modprobe --release '7.2.13+deb14-amd64' -- \"$@\"");
+    expect(withTool.lsmod).toContain("exec '/cache/kmod_tool-1' lsmod");
+    const without = binShims({ ...shim, controlSocket: '/run/c.sock' });
+    expect(without.modprobe).toContain('no loadable modules');
   });
 
   it('bakes the control socket into the helpers', () => {
