@@ -16,7 +16,6 @@ const skip = execUnavailable() ?? (existsSync(RTLA) ? undefined : 'rtla is not i
 
 /** rtla's table rows: a CPU number, then `#` and its count of periods (its colours stripped). */
 function rows(out: string): string[] {
-  // eslint-disable-next-line no-control-regex
   return out.replace(/\x1b\[[0-9;]*m/g, '').split('\n').filter((l) => /^\s*\d+ #\d+/.test(l));
 }
 
