@@ -34,8 +34,9 @@ command -v readelf >/dev/null 2>&1 || missing="$missing binutils"
 command -v lscpu >/dev/null 2>&1 && command -v chrt >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1 || missing="$missing util-linux"
 command -v dash >/dev/null 2>&1 || missing="$missing dash"
 command -v xz >/dev/null 2>&1 || missing="$missing xz-utils"
-# Real clients the tests drive through `tracefs-emu exec`: trace-cmd, perf (ftrace), perf-tools' scripts.
+# Real clients the tests drive through `tracefs-emu exec`: trace-cmd, perf (ftrace), perf-tools' scripts, rtla.
 command -v trace-cmd >/dev/null 2>&1 || missing="$missing trace-cmd"
+command -v rtla >/dev/null 2>&1 || missing="$missing rtla"
 command -v perf >/dev/null 2>&1 || missing="$missing linux-perf"
 command -v kprobe-perf >/dev/null 2>&1 || missing="$missing perf-tools-unstable"
 # A program of the tests' own built against Debian's libtracefs (its headers and libtraceevent's).

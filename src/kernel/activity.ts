@@ -26,7 +26,7 @@ export interface ActivityOptions {
 /** Mean time between steps of one CPU at rate 1 (ns): an idle CPU wakes about a dozen times a second. */
 const STEP_NS = 80_000_000;
 /** HZ=250: the scheduler tick while a CPU is busy. */
-const TICK_NS = 4_000_000;
+export const TICK_NS = 4_000_000;
 /** A process that made no call for this long is asleep (it waits for input, or computes without us seeing it). */
 export const USER_IDLE_NS = 20_000_000;
 /** The most steps one CPU catches up in one go (after a pause of the event loop). */

@@ -8,9 +8,15 @@ export type KernelFeature =
   /** CONFIG_FUNCTION_PROFILER: function_profile_enabled, trace_stat/function*, graph-time. */
   | 'function-profiler'
   /** CONFIG_FUNCTION_GRAPH_RETVAL: funcgraph-retval(-hex), the retval field of funcgraph_exit. */
-  | 'graph-retval';
+  | 'graph-retval'
+  /** CONFIG_OSNOISE_TRACER: the osnoise tracer, osnoise/ and the osnoise:* events. */
+  | 'osnoise-tracer'
+  /** CONFIG_TIMERLAT_TRACER (selects CONFIG_OSNOISE_TRACER): the timerlat tracer and its osnoise/ files. */
+  | 'timerlat-tracer'
+  /** CONFIG_HWLAT_TRACER: the hwlat tracer and hwlat_detector/. */
+  | 'hwlat-tracer';
 
-export const KERNEL_FEATURES: readonly KernelFeature[] = ['function-profiler', 'graph-retval'];
+export const KERNEL_FEATURES: readonly KernelFeature[] = ['function-profiler', 'graph-retval', 'osnoise-tracer', 'timerlat-tracer', 'hwlat-tracer'];
 
 export function isKernelFeature(s: string): s is KernelFeature {
   return (KERNEL_FEATURES as readonly string[]).includes(s);

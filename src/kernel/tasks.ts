@@ -71,6 +71,31 @@ export class TaskTable {
     this.onDelete?.(t);
   }
 
+  /** kthread_create_on_cpu(): a new kernel thread bound to `cpu`, with a pid no task has. */
+  spawnKthread(comm: string, cpu: number, prio: number): Task {
+    let pid = 1;
+    for (const t of this.kthreads) pid = Math.max(pid, t.pid + 1);
+    for (const t of this.byPid.values()) pid = Math.max(pid, t.pid + 1);
+    const t = new Task(pid, pid, comm, 2, true);
+    t.cpu = cpu;
+    t.prio = prio;
+    t.state = 'S';
+    t.origin = 'kernel';
+    this.kthreads.push(t);
+    this.roles.set(t, 'other');
+    this.onAdd?.(t);
+    return t;
+  }
+
+  /** A kernel thread made by spawnKthread() exited. */
+  reapKthread(t: Task): void {
+    const i = this.kthreads.indexOf(t);
+    if (i < 0) return;
+    this.kthreads.splice(i, 1);
+    this.roles.delete(t);
+    this.onDelete?.(t);
+  }
+
   role(t: Task): KthreadRole | undefined {
     return this.roles.get(t);
   }

@@ -6,6 +6,9 @@
 import { recordTracePrintk } from './trace_printk.js';
 import { registerBlkTracer } from './blk_tracer.js';
 import { registerMmioTracer } from './mmio_tracer.js';
+import { type Hwlat, registerHwlatTracer } from './hwlat_tracer.js';
+import type { Osnoise } from './osnoise/osnoise.js';
+import { registerOsnoiseTracers } from './osnoise/osnoise_tracers.js';
 import { Ftrace } from '../ftrace/ftrace.js';
 import { fail } from '../kernel/errno.js';
 import type { Kernel } from '../kernel/kernel.js';
@@ -48,6 +51,10 @@ export class Tracing {
   readonly ftraceTypes: FtraceEntryTypes;
   /** The function_graph tracer's settings shared by every trace array (max_graph_depth, ...). */
   readonly graphGlobals = new GraphGlobals();
+  /** The hwlat tracer's state (CONFIG_HWLAT_TRACER). */
+  readonly hwlat?: Hwlat;
+  /** The osnoise and timerlat tracers' shared state (CONFIG_OSNOISE_TRACER). */
+  readonly osnoise?: Osnoise;
   private events_?: TraceEvents;
   private dynEvents_?: DynEvents;
 
@@ -64,6 +71,8 @@ export class Tracing {
     // Registered after the function tracers, as the kernel's initcalls do (available_tracers: newest first).
     registerMmioTracer(this);
     registerBlkTracer(this);
+    this.hwlat = registerHwlatTracer(this);
+    this.osnoise = registerOsnoiseTracers(this);
     this.top = new TraceArray(this, '');
     this.printkTrace = this.top;
     kernel.tracePrintk = (task, ip, text) => recordTracePrintk(this, task, ip, text);

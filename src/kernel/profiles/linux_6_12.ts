@@ -33,6 +33,8 @@ export const LINUX_6_12: KernelProfile<'6.12'> = {
   bitmaskList: false,
   lazyResched: false,
   maxLatencyFile: true,
+  timerlatAlign: false,
+  osnoiseSampleEvents: false,
 
   headerPageIntOverwrite: true,
   setEventModules: false,

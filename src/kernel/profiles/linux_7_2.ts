@@ -33,6 +33,8 @@ export const LINUX_7_2: KernelProfile<'7.2'> = {
   bitmaskList: true,
   lazyResched: true,
   maxLatencyFile: false,
+  timerlatAlign: true,
+  osnoiseSampleEvents: true,
 
   headerPageIntOverwrite: false,
   setEventModules: true,

@@ -99,6 +99,10 @@ export interface KernelProfile<S extends string = string> {
   readonly lazyResched: boolean;
   /** tracing_max_latency at the top level even without a latency tracer. */
   readonly maxLatencyFile: boolean;
+  /** osnoise/options has TIMERLAT_ALIGN and osnoise/ has timerlat_align_us (with the timerlat tracer). */
+  readonly timerlatAlign: boolean;
+  /** The osnoise:osnoise_sample and osnoise:timerlat_sample events (each period's summary as an event). */
+  readonly osnoiseSampleEvents: boolean;
 
   // ---- events
 

@@ -17,6 +17,7 @@ import type { Tracing } from '../tracing.js';
 import { ArrayEvents } from './array_events.js';
 import { hasOption } from './array_hooks.js';
 import { type InternalEventSpec, loadCatalogue } from './catalogue.js';
+import { addOsnoiseEvents } from '../osnoise/osnoise_events.js';
 import { followModuleEvents } from './module_events.js';
 import type { EventFile, PendingRecord } from './event_file.js';
 import type { FilterInput } from './filter/predicate.js';
@@ -105,6 +106,7 @@ export class TraceEvents {
       this.regs.set(type, this.syscalls.registrationFor(type) ?? this.tracepointRegistration(type));
     }
     followModuleEvents(this, env);
+    addOsnoiseEvents(this, env);
     // ftrace/* events the core did not define (hwlat, mmiotrace...): their directories still show their formats.
     for (const spec of cat.internal) {
       if (tracing.eventTypes.byId(spec.id) || tracing.eventTypes.get(spec.system, spec.name)) continue;

@@ -22,6 +22,7 @@ import { cpumaskFile } from './cpumask.js';
 import { addDynEventFiles } from './dynevent_files.js';
 import { errorLogFile } from './error_log.js';
 import { addFtraceFiles, addFtraceTopFiles } from './ftrace.js';
+import { hwlatDir, osnoiseDir } from './osnoise.js';
 import { traceMarkerFile, traceMarkerRawFile } from './markers.js';
 import { printkFormatsFile, tracingMaxLatencyFile, tracingOnFile, tracingThreshFile } from './misc.js';
 import { addTracerOptionFiles, optionsDir, traceOptionsFile } from './options.js';
@@ -88,4 +89,6 @@ export function addTopFiles(root: Dir, tracing: Tracing): void {
   add('printk_formats', 0o440, printkFormatsFile(tracing));
   addFtraceTopFiles(root, tracing);
   addDynEventFiles(root, tracing);
+  if (tracing.hwlat) root.add(hwlatDir(tracing.hwlat));
+  if (tracing.osnoise) root.add(osnoiseDir(tracing.osnoise, tracing.kernel.nrCpus));
 }

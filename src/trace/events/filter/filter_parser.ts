@@ -216,7 +216,7 @@ function parseInteger(s: string, signed: boolean): bigint | undefined {
 }
 
 /** cpulist_parse(): "0-3,5" or "0-7:2/4" into CPU numbers; undefined when malformed or past the last possible CPU. */
-function parseCpuList(s: string, nrCpus: number): Set<number> | undefined {
+export function parseCpuList(s: string, nrCpus: number): Set<number> | undefined {
   const out = new Set<number>();
   for (const part of s.split(',')) {
     const m = /^\s*(\d+)(?:-(\d+)(?::(\d+)\/(\d+))?)?\s*$/.exec(part);
