@@ -179,6 +179,18 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
     expect(table(traced)).toEqual(table(strace));
   }, 180_000);
 
+  it('ls -l /: directory reads, the stat of every entry, the owners looked up', async () => {
+    const { traced, strace } = await compared('/bin/ls -l /');
+    expect(strace.get(SYSCALL_NR.getdents64!)?.calls).toBeGreaterThan(0);
+    expect(table(traced)).toEqual(table(strace));
+  }, 180_000);
+
+  it('sleep 0.2: the sleep itself and what the program does around it', async () => {
+    const { traced, strace } = await compared('/bin/sleep 0.2');
+    expect(strace.get(SYSCALL_NR.clock_nanosleep!)?.calls).toBe(1);
+    expect(table(traced)).toEqual(table(strace));
+  }, 180_000);
+
   it.skipIf(!existsSync('/usr/bin/trace-cmd'))('trace-cmd record -p function_graph -g vfs_read records vfs_read called by cat', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'e2e-traced-tc-'));
     try {
