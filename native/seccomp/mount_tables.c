@@ -52,6 +52,8 @@ static pid_t mount_table_of(const char *abs, pid_t caller, int *info)
 struct mount_line {
 	long id, parent;
 	char *devno, *root, *point, *opts, *optional, *type, *source, *super;
+	/* An emulated filesystem's own options, after the superblock's flags (",gid=1000"). */
+	const char *own;
 	int emulated, hidden;
 };
 
@@ -80,12 +82,15 @@ static int cut_mount_line(char *l, struct mount_line *m)
 	if (!m->type || !m->source || !m->super)
 		return -1;
 	m->emulated = 0;
+	m->own = "";
 	if (!strncmp(m->type, "fuse.", 5))
 		for (int i = 0; i < nemulated; i++)
-			if (!strcmp(m->type + 5, emulated[i].type))
+			if (!strcmp(m->type + 5, emulated[i].type)) {
 				m->emulated = 1;
+				m->own = emulated[i].options;
+			}
 	if (m->emulated) {
-		/* The filesystem's own options: none of FUSE's (user_id=, allow_other, ...). */
+		/* The filesystem's own options, as the daemon keeps them: none of FUSE's (user_id=, allow_other, ...). */
 		m->type += 5;
 		m->super[strcspn(m->super, ",")] = 0;
 	}
@@ -129,12 +134,29 @@ static void print_mounts_line(FILE *out, const struct mount_line *m)
 		if (flags)
 			fputs(m->opts + strcspn(m->opts, ","), out);
 	}
+	fputs(m->own, out);
 	fputs(" 0 0\n", out);
+}
+
+/* Each emulated filesystem's own options, as its daemon keeps them now (one line, e.g. ",gid=1000"). */
+static void read_own_options(void)
+{
+	for (int i = 0; i < nemulated; i++) {
+		emulated[i].options[0] = 0;
+		FILE *f = emulated[i].options_file ? fopen(emulated[i].options_file, "re") : NULL;
+		if (!f)
+			continue;
+		if (!fgets(emulated[i].options, sizeof(emulated[i].options), f))
+			emulated[i].options[0] = 0;
+		emulated[i].options[strcspn(emulated[i].options, "\n")] = 0;
+		fclose(f);
+	}
 }
 
 /* The caller's mount table as a kernel would show it, in a new file; -1 if it cannot be read. */
 static int mount_table_file(pid_t pid, int info)
 {
+	read_own_options();
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/mountinfo", pid);
 	FILE *in = fopen(p, "re");
@@ -185,8 +207,8 @@ static int mount_table_file(pid_t pid, int info)
 			long parent = m->parent;
 			for (struct mount_line *up = mount_by_id(ms, n, parent); up && up->hidden && up->parent != up->id; up = mount_by_id(ms, n, up->parent))
 				parent = up->parent;
-			fprintf(out, "%ld %ld %s %s %s %s%s%s - %s %s %s\n", m->id, parent, m->devno, m->root, m->point, m->opts, *m->optional ? " " : "",
-				m->optional, m->type, m->source, m->super);
+			fprintf(out, "%ld %ld %s %s %s %s%s%s - %s %s %s%s\n", m->id, parent, m->devno, m->root, m->point, m->opts, *m->optional ? " " : "",
+				m->optional, m->type, m->source, m->super, m->own);
 		}
 		if (out)
 			fclose(out);

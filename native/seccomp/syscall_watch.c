@@ -10,7 +10,7 @@
  * daemon, which drains the FIFO before serving any request, knows of the
  * call before anything the caller does next.
  *
- *   syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--hide PATH]... [--observe FILE] -- CMD [ARG]...
+ *   syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--fs-options TYPE=FILE]... [--hide PATH]... [--observe FILE] -- CMD [ARG]...
  *
  * --served: a directory (or file) whose calls the emulator already sees as
  * FUSE requests; opens and symlinks there are not reported (chdir is: FUSE
@@ -142,6 +142,9 @@ static int nserved;
 static struct {
 	char type[32];
 	const char *path;
+	/* --fs-options TYPE=FILE: where the daemon keeps the filesystem's own options (",gid=1000"), read per table. */
+	const char *options_file;
+	char options[256];
 } emulated[MAX_FS];
 static int nemulated;
 
@@ -1063,7 +1066,7 @@ static void supervise(int listener, int inotify_fd)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--hide PATH]... [--observe FILE] -- CMD [ARG]...\n");
+	fprintf(stderr, "usage: syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--fs-options TYPE=FILE]... [--hide PATH]... [--observe FILE] -- CMD [ARG]...\n");
 	exit(2);
 }
 
@@ -1085,6 +1088,11 @@ int main(int argc, char **argv)
 			memcpy(emulated[nemulated].type, argv[i], (size_t)(eq - argv[i]));
 			emulated[nemulated].type[eq - argv[i]] = 0;
 			emulated[nemulated++].path = eq + 1;
+		} else if (!strcmp(argv[i], "--fs-options") && i + 1 < argc && (eq = strchr(argv[i + 1], '='))) {
+			i++;
+			for (int f = 0; f < nemulated; f++)
+				if (strlen(emulated[f].type) == (size_t)(eq - argv[i]) && !strncmp(emulated[f].type, argv[i], (size_t)(eq - argv[i])))
+					emulated[f].options_file = eq + 1;
 		} else if (!strcmp(argv[i], "--hide") && i + 1 < argc) {
 			if (nhidden < MAX_HIDDEN)
 				hidden[nhidden++] = argv[i + 1];

@@ -4,6 +4,7 @@
  */
 import { applyMountOptions, parseTracefsOptions, showTracefsOptions } from '../tracefs/ownership.js';
 import { controlCommands, registerControlCommand } from './control.js';
+import { writeMountOptions } from './state.js';
 import './control_load.js';
 import './control_modules.js';
 import './control_stats.js';
@@ -28,6 +29,7 @@ registerControlCommand(
     const opts = parseTracefsOptions(text);
     const { fs } = ctx.emulator;
     applyMountOptions(fs.root, fs.sb, opts, true);
+    writeMountOptions(ctx.state.mountpoint, showTracefsOptions(fs.sb));
     // mount(8) returns once the kernel shows the new owners and modes.
     await ctx.mount.settled();
     return { options: showTracefsOptions(fs.sb).replace(/^,/, '') };

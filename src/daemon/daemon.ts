@@ -9,14 +9,14 @@ import { openSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { HostDriver, type HostOptions } from '../host/driver.js';
 import { createEmulator, type Emulator, type EmulatorOptions } from '../index.js';
-import { applyMountOptions, parseTracefsOptions } from '../tracefs/ownership.js';
+import { applyMountOptions, parseTracefsOptions, showTracefsOptions } from '../tracefs/ownership.js';
 import { type MountedTracefs, mountTracefs } from '../fuse/mount.js';
 import { mountAt } from '../fuse/mount_table.js';
 import { type ControlContext, ControlServer } from './control.js';
 import './control_commands.js';
 // After the commands every daemon has: `commands` lists them in the order they were registered.
 import { serveNamespaceViews } from '../exec/namespace_views.js';
-import { ensureStateDir, isAlive, type MountState, readState, removeState, statePaths, waitWatcher, writeState } from './state.js';
+import { ensureStateDir, isAlive, type MountState, readState, removeState, statePaths, waitWatcher, writeMountOptions, writeState } from './state.js';
 
 interface ServeOptions {
   dir: string;
@@ -125,6 +125,7 @@ async function serve(o: ServeOptions): Promise<Served> {
   const server = new ControlServer(paths.socket, ctx);
   try {
     await server.listen();
+    writeMountOptions(mountpoint, showTracefsOptions(emulator.fs.sb));
     writeState(state, o.pidFile);
   } catch (e) {
     await views.stop().catch(() => {});

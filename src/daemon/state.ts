@@ -55,11 +55,13 @@ interface StatePaths {
   debugfs: string;
   proc: string;
   views: string;
+  /** The tracefs's own mount options as /proc/mounts shows them (",gid=1000"): kept by the daemon, read by `exec`'s mount tables. */
+  options: string;
 }
 
 export function statePaths(mountpoint: string, dir = stateDir()): StatePaths {
   const k = join(dir, mountKey(mountpoint));
-  return { json: `${k}.json`, pid: `${k}.pid`, socket: `${k}.sock`, log: `${k}.log`, events: `${k}.events`, debugfs: `${k}.debugfs`, proc: `${k}.proc`, views: `${k}.views` };
+  return { json: `${k}.json`, pid: `${k}.pid`, socket: `${k}.sock`, log: `${k}.log`, events: `${k}.events`, debugfs: `${k}.debugfs`, proc: `${k}.proc`, views: `${k}.views`, options: `${k}.options` };
 }
 
 export function ensureStateDir(dir = stateDir()): string {
@@ -78,7 +80,12 @@ export function writeState(st: MountState, pidFile?: string): void {
 /** Removes a mount's state files (not its log). */
 export function removeState(mountpoint: string, pidFile?: string): void {
   const p = statePaths(mountpoint);
-  for (const f of [p.json, p.pid, p.socket, p.events, pidFile]) if (f) rmSync(f, { force: true });
+  for (const f of [p.json, p.pid, p.socket, p.events, p.options, pidFile]) if (f) rmSync(f, { force: true });
+}
+
+/** The tracefs's own options as the kernel shows them after its flags (",gid=1000"; '' for the defaults), for `exec`'s mount tables. */
+export function writeMountOptions(mountpoint: string, shown: string): void {
+  writeFileSync(statePaths(mountpoint).options, `${shown}\n`, { mode: 0o644 });
 }
 
 export function readState(mountpoint: string): MountState | undefined {

@@ -41,6 +41,8 @@ export interface NamespaceSpec {
   cpus?: number;
   /** The daemon's FIFO for system calls the command makes outside the mount (native/seccomp/syscall_watch.c). */
   eventsFifo?: string;
+  /** Where the daemon keeps the tracefs's own mount options (",gid=1000"), which the mount tables show. */
+  tracefsOptions?: string;
 }
 
 /** The emulated kernel's tracing sysctls, shadowed with these defaults unless the daemon serves them. */
@@ -300,7 +302,8 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     ownMounts.push(facts.sbin);
     // Every other call is traced while the daemon says something can see it.
     const observe = `--observe ${shq(observePath(spec.eventsFifo))}`;
-    const args = [...served.map((p) => `--served ${shq(p)}`), ...fs.map((f) => `--fs ${shq(f)}`), ...ownMounts.map((p) => `--hide ${shq(p)}`), observe];
+    const own = spec.tracefsOptions ? [`--fs-options ${shq(`tracefs=${spec.tracefsOptions}`)}`] : [];
+    const args = [...served.map((p) => `--served ${shq(p)}`), ...fs.map((f) => `--fs ${shq(f)}`), ...own, ...ownMounts.map((p) => `--hide ${shq(p)}`), observe];
     sh.push(`exec ${shq(watcher)} ${shq(spec.eventsFifo)} ${args.join(' ')} -- "$@"`);
   } else {
     if (spec.eventsFifo) warnings.push('no syscall_watch program (a C compiler builds it): system calls outside the mount are not seen');

@@ -55,6 +55,7 @@ registerControlCommand('namespace', 'what `exec` binds in its namespace: the deb
   ...served,
   controlSocket: ctx.state.socket,
   eventsFifo: ctx.host?.fifo,
+  tracefsOptions: statePaths(ctx.state.mountpoint).options,
 }));
 
 /** Mounts the debugfs and writes the system file views of a daemon's mount. */

@@ -75,13 +75,19 @@ describe.skipIf(!!skip)(`tracefs-emu exec${skip ? ` (skipped: ${skip})` : ''}`, 
       [
         'exec', '--mount', mnt, '--', 'sh', '-c',
         'mount -o remount,gid=61 /sys/kernel/tracing && stat -c %g /sys/kernel/tracing; ' +
+          'grep " /sys/kernel/tracing " /proc/mounts; grep " /sys/kernel/tracing " /proc/self/mountinfo | sed "s/.* - //"; ' +
           'mount -t tracefs -o remount,gid=0 nodev /sys/kernel/tracing && stat -c %g /sys/kernel/tracing; ' +
+          'grep " /sys/kernel/tracing " /proc/mounts; ' +
           'echo -1 > /proc/sys/kernel/sched_rt_runtime_us; cat /proc/sys/kernel/sched_rt_runtime_us; ' +
           'modprobe no-such-module; echo modprobe=$?; awk "BEGIN { print strtonum(\\"0x10\\") }"',
       ],
       env,
     );
-    expect(r.stdout).toBe('61\n0\n-1\nmodprobe=1\n16\n');
+    // The mount tables show the tracefs's own options after a remount, as tracefs_show_options prints them.
+    expect(r.stdout).toBe(
+      '61\ntracefs /sys/kernel/tracing tracefs rw,nosuid,nodev,noexec,relatime,gid=61 0 0\ntracefs tracefs rw,gid=61\n' +
+        '0\ntracefs /sys/kernel/tracing tracefs rw,nosuid,nodev,noexec,relatime 0 0\n-1\nmodprobe=1\n16\n',
+    );
     expect(r.stderr).toMatch(/modprobe: FATAL: Module no-such-module not found in directory \/lib\/modules\//);
     expect(readFileSync('/proc/sys/kernel/sched_rt_runtime_us', 'utf8')).toBe(host);
   });
