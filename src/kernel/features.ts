@@ -8,9 +8,11 @@ export type KernelFeature =
   /** CONFIG_FUNCTION_PROFILER: function_profile_enabled, trace_stat/function*, graph-time. */
   | 'function-profiler'
   /** CONFIG_FUNCTION_GRAPH_RETVAL: funcgraph-retval(-hex), the retval field of funcgraph_exit. */
-  | 'graph-retval';
+  | 'graph-retval'
+  /** CONFIG_NVHE_EL2_TRACING (arm64 pKVM): the hypervisor's trace remote, remotes/hypervisor (simulated; where the series has trace remotes). */
+  | 'hypervisor-tracing';
 
-export const KERNEL_FEATURES: readonly KernelFeature[] = ['function-profiler', 'graph-retval'];
+export const KERNEL_FEATURES: readonly KernelFeature[] = ['function-profiler', 'graph-retval', 'hypervisor-tracing'];
 
 export function isKernelFeature(s: string): s is KernelFeature {
   return (KERNEL_FEATURES as readonly string[]).includes(s);
