@@ -107,13 +107,13 @@ describe.skipIf(!!skip)(`tracefs-emu exec${skip ? ` (skipped: ${skip})` : ''}`, 
         'exec', '--mount', mnt, '--', 'sh', '-c',
         'modprobe remote_test && cd /sys/kernel/tracing/remotes/test && cat buffer_size_kb && echo 1 > events/test/selftest/enable && ' +
           `echo 1 > tracing_on && taskset -c ${cpu} echo 42 > write_event && cat buffer_size_kb && cat per_cpu/cpu${cpu}/trace && ` +
-          'timeout 1 cat trace_pipe; echo 0 > tracing_on; cat buffer_size_kb; echo 1 > write_event; echo write=$?; rmmod remote_test; echo rmmod=$?',
+          'timeout 1 cat trace_pipe; echo 0 > tracing_on; cat buffer_size_kb; /bin/echo 1 > write_event; echo write=$?; rmmod remote_test; echo rmmod=$?',
       ],
       env,
     );
     const at = String(cpu).padStart(3, '0');
     expect(r.stdout).toMatch(new RegExp(`^7 \\(unloaded\\)\n7 \\(loaded\\)\n\\[${at}\\]\t +\\d+\\.\\d{6}: selftest id=42\n\\[${at}\\]\t +\\d+\\.\\d{6}: selftest id=42\n7 \\(unloaded\\)\nwrite=1\nrmmod=1\n$`));
-    expect(r.stderr).toMatch(/write_event: No such device/);
+    expect(r.stderr).toMatch(/echo: write error: No such device/);
     expect(r.stderr).toMatch(/rmmod: ERROR: Module remote_test is in use/);
   });
 
