@@ -6,7 +6,7 @@
  */
 
 /** A field of a remote event (re_field()): its C type as written, its size and signedness. */
-export interface RemoteEventField {
+interface RemoteEventField {
   type: string;
   name: string;
   size: number;
@@ -74,7 +74,7 @@ export function decodeRemoteEvent(ev: RemoteEventDef, rec: Buffer): RemoteFieldV
 }
 
 /** A file a remote adds to its directory besides write_event, showing fixed text. */
-export interface RemoteFileDef {
+interface RemoteFileDef {
   name: string;
   perm: number;
   text: string;

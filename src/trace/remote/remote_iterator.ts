@@ -4,7 +4,7 @@
  * and the remote's line layout: `[CPU]\tSECS.USECS: ` then the event's own
  * print, after a `CPU:N [LOST M EVENTS]` line when events were lost.
  */
-import { decodeRemoteEvent } from '../../kernel/remote_event.js';
+import { decodeRemoteEvent, remoteEventId } from '../../kernel/remote_event.js';
 import { ALL_CPUS, type RingBuffer } from '../ring_buffer.js';
 import { eventData, type PeekedEvent } from '../ring_buffer_cpu.js';
 import { RingBufferIter } from '../ring_buffer_iter.js';
@@ -80,7 +80,7 @@ export class RemoteIterator {
     out += `[${String(f.cpu).padStart(3, '0')}]\t${String(secs).padStart(5)}.${String(us % 1e6).padStart(6, '0')}: `;
     const { start, len } = eventData(f.ev.page.buf, f.ev.off);
     const rec = f.ev.page.buf.subarray(start, start + len);
-    const id = rec.readUInt16LE(0);
+    const id = remoteEventId(rec);
     const ev = this.remote.findEvent(id);
     if (!ev) return `${out}UNKNOWN id=${id}\n`;
     const text = ev.def.show(decodeRemoteEvent(ev.def, rec));

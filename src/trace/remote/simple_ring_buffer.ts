@@ -17,7 +17,7 @@ const MAX_REMOTE_BYTES = 256 << 20;
 const UINT_MAX = 2 ** 32 - 1;
 
 /** __calc_nr_pages_ring_buffer_desc(): pages of one CPU, the reader page included. */
-export function remoteNrPages(size: number): number {
+function remoteNrPages(size: number): number {
   return Math.max(Math.ceil(size / (PAGE_SIZE - BUF_PAGE_HDR_SIZE)), 2) + 1;
 }
 
