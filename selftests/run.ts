@@ -168,14 +168,34 @@ function runCli(args: string[], log: (m: string) => void): Promise<string> {
 }
 
 /** Kernel features (KernelOptions.features) the selftests' emulator is built with. */
-export const SELFTEST_FEATURES = ['function-profiler', 'graph-retval'];
+export const SELFTEST_FEATURES = ['function-profiler', 'graph-retval', 'hypervisor-tracing'];
+
+/**
+ * Modules loaded before the run, as a tester does (modules-load.d):
+ * remotes/*.tc require remotes/test before their own modprobe would load it.
+ * A series without one (6.12 has no remote_test) goes without.
+ */
+export const SELFTEST_MODULES = ['remote_test'];
+
+async function preloadModules(dir: string): Promise<void> {
+  const st = readState(dir);
+  if (!st) return;
+  for (const name of SELFTEST_MODULES) {
+    try {
+      await controlRequest(st.socket, 'module', { op: 'load', name });
+    } catch (e) {
+      if ((e as { errno?: string }).errno !== 'ENOENT') throw e;
+    }
+  }
+}
 
 /** A fresh emulator daemon for the run, and how to stop it (its log then moves to `keepLog`). */
 export async function startEmulator(kernel: string, log: (m: string) => void, keepLog?: string): Promise<{ dir: string; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'emu-selftests-'));
   // The kernel options Debian builds without, on: ftrace/fgraph-profiler, func_profile_stat,
-  // func_profiler and fgraph-retval then run (they are UNSUPPORTED on Debian's kernels).
+  // func_profiler, fgraph-retval and remotes/hypervisor/* then run (they are UNSUPPORTED on Debian's kernels).
   await runCli(['mount', dir, '--daemon', '--kernel', kernel, '--features', SELFTEST_FEATURES.join(',')], log);
+  await preloadModules(dir);
   return {
     dir,
     async stop() {

@@ -58,9 +58,11 @@ const SYSCTL_DEFAULTS: Record<string, string> = {
 /**
  * Host files that tests write, shadowed with their content (path → text):
  * ftracetest sets sched_rt_runtime_us (the host's value); func_hotplug.tc
- * takes a CPU offline and back, among cpu1… (cpu0 has no online file) — the
- * emulated kernel's `cpus` CPUs, online; a host CPU beyond them shows
- * offline. Without `cpus`, the host's CPUs as they are.
+ * takes a CPU offline and back, among cpu1…, and remotes/hotplug.tc the
+ * first one, cpu0 — the emulated kernel's `cpus` CPUs, online, each with an
+ * online file (an x86 cpu0 has none; the emulated one may go offline as an
+ * arm64 one may); a host CPU beyond them shows offline. Without `cpus`, the
+ * host's CPUs as they are.
  */
 function hostShadows(facts: HostFacts, cpus?: number): Record<string, string> {
   const out: Record<string, string> = {};
@@ -80,7 +82,7 @@ function hostShadows(facts: HostFacts, cpus?: number): Record<string, string> {
     }
     return out;
   }
-  for (let n = 1; n < cpus; n++) out[online(n)] = '1\n';
+  for (let n = 0; n < cpus; n++) out[online(n)] = '1\n';
   for (const n of host) if (n >= cpus) out[online(n)] = '0\n';
   return out;
 }

@@ -302,7 +302,7 @@ export class FuseAdapter implements FuseHandler {
     const h = this.fds.get(fh);
     if (!h) return this.replies.err(req, errno.EBADF);
     h.setStatusFlags(fileFlags);
-    this.run(`write ${h.node.path}`, req, this.afterReleases(() => h.write(data, offset)), (n) => this.replies.written(req, n));
+    this.run(`write ${h.node.path}`, req, this.afterReleases(() => h.write(data, offset, req.caller)), (n) => this.replies.written(req, n));
   }
 
   release(req: FuseRequest, _id: number, fh: number): void {

@@ -152,7 +152,17 @@ export class ProcessMirror {
   /** The process is called `comm` now: it exec'd (the exec notification, if one comes, is not repeated). */
   private execInferred(t: Task, m: Mirrored, comm: string): void {
     m.execInferred = true;
-    this.k.procs.exec(t, this.execPath(t.pid, this.src.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
+    this.execs(t, this.execPath(t.pid, this.src.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
+  }
+
+  /**
+   * The task runs `filename` now, on the CPU the process is on: a program
+   * that chose its CPU before exec'ing the next (taskset) has it moved there.
+   */
+  private execs(t: Task, filename: string, comm: string): void {
+    this.k.procs.exec(t, filename, comm);
+    const info = this.src.stat(t.pid);
+    if (info && info.startTime === this.mirrored.get(t)?.startTime) t.cpu = info.cpu % this.k.nrCpus;
   }
 
   /** A process seen for the first time. */
@@ -267,7 +277,7 @@ export class ProcessMirror {
     const e = (m.execs ??= { reported: 0, traced: 0 });
     if (++e.traced <= e.reported || m.execInferred) return;
     // This exec runs now: the execve() the watcher reported before it names it.
-    this.k.procs.exec(t, this.execPath(t.pid, this.src.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
+    this.execs(t, this.execPath(t.pid, this.src.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
   }
 
   onExec(pid: number, reported: string, exe?: string): void {
@@ -284,7 +294,7 @@ export class ProcessMirror {
     const inferred = m?.execInferred ?? false;
     if (m) m.execInferred = false;
     if (inferred && t.comm === comm) return;
-    this.k.procs.exec(t, filename || `/usr/bin/${comm}`, comm);
+    this.execs(t, filename || `/usr/bin/${comm}`, comm);
   }
 
   onComm(pid: number, comm: string): void {

@@ -14,9 +14,11 @@ export type KernelFeature =
   /** CONFIG_TIMERLAT_TRACER (selects CONFIG_OSNOISE_TRACER): the timerlat tracer and its osnoise/ files. */
   | 'timerlat-tracer'
   /** CONFIG_HWLAT_TRACER: the hwlat tracer and hwlat_detector/. */
-  | 'hwlat-tracer';
+  | 'hwlat-tracer'
+  /** CONFIG_NVHE_EL2_TRACING (arm64 pKVM): the hypervisor's trace remote, remotes/hypervisor (simulated; where the series has trace remotes). */
+  | 'hypervisor-tracing';
 
-export const KERNEL_FEATURES: readonly KernelFeature[] = ['function-profiler', 'graph-retval', 'osnoise-tracer', 'timerlat-tracer', 'hwlat-tracer'];
+export const KERNEL_FEATURES: readonly KernelFeature[] = ['function-profiler', 'graph-retval', 'osnoise-tracer', 'timerlat-tracer', 'hwlat-tracer', 'hypervisor-tracing'];
 
 export function isKernelFeature(s: string): s is KernelFeature {
   return (KERNEL_FEATURES as readonly string[]).includes(s);

@@ -18,6 +18,7 @@ import { HARDIRQ_OFFSET, SOFTIRQ_OFFSET } from './cpu.js';
 import { fail } from './errno.js';
 import type { KernelMemory } from './kmem.js';
 import type { ModuleInfo, SymbolColumns } from './symbol_data.js';
+import type { TraceRemoteDef } from './remote_event.js';
 import type { KallsymsTable } from './symbol_table.js';
 import type { Task } from './task.js';
 
@@ -111,6 +112,10 @@ export interface ModuleDef {
   timer?: ModuleTimerDef;
   /** Its BTF (/sys/kernel/btf/<module>), split over vmlinux's. */
   btf?: ModuleBtfDef;
+  /** The trace remote its init registers (trace_remote_register()). */
+  traceRemote?: TraceRemoteDef;
+  /** It has an init but no exit function: delete_module() refuses it (EBUSY) and /proc/modules says `[permanent]`. */
+  permanent?: boolean;
 }
 
 /** What a module's code needs of the kernel it runs in. */
@@ -363,6 +368,7 @@ export class Modules {
   unload(name: string): void {
     const mod = this.get(name);
     if (!mod) fail('ENOENT');
+    if (mod.def.permanent) fail('EBUSY');
     if (mod.refs > 0 || [...this.holders].some((h) => h(mod))) fail('EBUSY');
     clearInterval(mod.thread);
     if (mod.timer) {
@@ -381,5 +387,5 @@ export class Modules {
 
 /** /proc/modules (lsmod reads it): name, size, references, users, state, address. */
 export function procModulesText(modules: Modules): string {
-  return modules.loaded.map((m) => `${m.def.name} ${m.size} ${m.refs} - Live 0x${m.base.toString(16)}\n`).join('');
+  return modules.loaded.map((m) => `${m.def.name} ${m.size} ${m.refs} ${m.def.permanent ? '[permanent],' : '-'} Live 0x${m.base.toString(16)}\n`).join('');
 }

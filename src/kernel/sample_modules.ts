@@ -5,6 +5,7 @@
  * ftrace can trace, and its trace_printk() formats.
  */
 import type { ModuleDef, ModuleDirectCall, ModuleFiring, ModuleSymbolDef } from './module.js';
+import { selftestRemoteEvent } from './remote_event.js';
 
 const TRACE_PRINTK: ModuleDef = {
   name: 'trace_printk',
@@ -160,8 +161,43 @@ const FTRACE_DIRECT_TOO = directSample('ftrace_direct_too', 0x40, 'handle mm fau
   text: 'handle mm fault ',
 });
 
-/** The sample modules of 7.2's and 6.12's source. */
+/**
+ * kernel/trace/remote_test (CONFIG_TRACE_REMOTE_TEST): a trace remote named
+ * `test` whose writer is a simple ring buffer in the module, and whose
+ * write_event file writes its one event on the writing CPU. It has no exit
+ * function, so it stays once loaded.
+ */
+const REMOTE_TEST: ModuleDef = {
+  name: 'remote_test',
+  symbols: [
+    { name: 'remote_test_unload_simple_rb', type: 't', size: 0x90, traceable: true },
+    { name: 'remote_test_load', type: 't', size: 0x1f0, traceable: true },
+    { name: 'remote_test_unload', type: 't', size: 0x80, traceable: true },
+    { name: 'remote_test_enable_tracing', type: 't', size: 0x90, traceable: true },
+    { name: 'remote_test_swap_reader_page', type: 't', size: 0x50, traceable: true },
+    { name: 'remote_test_reset', type: 't', size: 0x50, traceable: true },
+    { name: 'remote_test_enable_event', type: 't', size: 0x20, traceable: true },
+    { name: 'write_event_write', type: 't', size: 0x100, traceable: true },
+    { name: 'remote_test_init_tracefs', type: 't', size: 0x40, traceable: true },
+    { name: 'remote_event_print_selftest', type: 't', size: 0x50, traceable: true },
+    { name: 'remote_test_buffer_desc', type: 'b', size: 0x8 },
+    { name: 'simple_rbs_lock', type: 'd', size: 0x20 },
+    { name: 'trace_remote_callbacks', type: 'd', size: 0x38 },
+    { name: 'remote_event_selftest', type: 'd', size: 0x48 },
+    { name: 'remote_event_fields_selftest', type: 'd', size: 0x40 },
+    { name: 'remote_event_print_fmt_selftest', type: 'd', size: 0x14 },
+    { name: 'write_event_fops', type: 'r', size: 0x100 },
+    { name: '__this_module', type: 'd', size: 0x500 },
+  ],
+  traceRemote: { name: 'test', events: [selftestRemoteEvent(1)], selftest: 'selftest', writeEventRefuses: true, enableOnlySelftest: true },
+  permanent: true,
+};
+
+/** The sample modules of 6.12's source. */
 export const SAMPLE_MODULES: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE, FTRACE_DIRECT, FTRACE_DIRECT_TOO];
 
-/** The sample modules of 7.3's source. */
-export const SAMPLE_MODULES_7_3: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE_7_3, FTRACE_DIRECT, FTRACE_DIRECT_TOO];
+/** The sample and test modules of 7.2's source. */
+export const SAMPLE_MODULES_7_2: readonly ModuleDef[] = [...SAMPLE_MODULES, REMOTE_TEST];
+
+/** The sample and test modules of 7.3's source. */
+export const SAMPLE_MODULES_7_3: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE_7_3, FTRACE_DIRECT, FTRACE_DIRECT_TOO, REMOTE_TEST];

@@ -17,6 +17,8 @@ export class RingBuffer implements RingBufferParent {
   subbufOrder = 0;
   overwrite = true;
   absTimeStamps = false;
+  /** Every event keeps its length in array[0], whatever its size (as the simple ring buffer's writer lays them out). */
+  lengthWord = false;
   /** ring_buffer_record_disable() nesting (tracing stopped, resize...). */
   recordDisabled = 0;
   private readonly waiters = new Set<{ cpu: number; wake: Waiter }>();

@@ -35,6 +35,7 @@ export interface RingBufferParent {
   readonly subbufSize: number;
   readonly overwrite: boolean;
   readonly absTimeStamps: boolean;
+  readonly lengthWord: boolean;
   /** Largest event payload (ring_buffer_max_event_size() before the abs adjustment). */
   readonly maxDataSize: number;
   now(): number;
@@ -155,7 +156,8 @@ export class CpuBuffer {
    */
   reserve(dataLen: number): number {
     const abs = this.rb.absTimeStamps;
-    let length = eventLength(dataLen);
+    const lengthWord = this.rb.lengthWord;
+    let length = lengthWord ? ((dataLen + 3) & ~3) + RB_EVNT_HDR_SIZE + 4 : eventLength(dataLen);
     if (abs) {
       length += RB_LEN_TIME_EXTEND;
       if (length > this.rb.maxDataSize) return -1;
@@ -189,7 +191,7 @@ export class CpuBuffer {
       }
       const evLen = length - (abs ? RB_LEN_TIME_EXTEND : 0) - RB_EVNT_HDR_SIZE;
       let dataOff: number;
-      if (evLen > RB_MAX_SMALL_DATA) {
+      if (evLen > RB_MAX_SMALL_DATA || lengthWord) {
         buf.writeUInt32LE(makeHeader(0, delta), off);
         buf.writeUInt32LE(evLen, off + 4);
         dataOff = off + 8;

@@ -21,6 +21,7 @@ import { GraphGlobals } from './ftrace/function_graph_tracer.js';
 import { initFtrace } from './ftrace/init.js';
 import { registerFtraceEntries, type FtraceEntryTypes } from './ftrace_entries.js';
 import { SavedCmdlines } from './saved_cmdlines.js';
+import { TraceRemotes } from './remote/trace_remotes.js';
 import { TraceArray } from './trace_array.js';
 import { makeTraceClocks, type TraceClock } from './trace_clock.js';
 import { TracerRegistry, nopTracer } from './tracer.js';
@@ -57,6 +58,7 @@ export class Tracing {
   readonly osnoise?: Osnoise;
   private events_?: TraceEvents;
   private dynEvents_?: DynEvents;
+  private remotes_?: TraceRemotes;
 
   constructor(readonly kernel: Kernel) {
     this.ftrace = new Ftrace(kernel);
@@ -97,6 +99,11 @@ export class Tracing {
   /** The dynamic events (dynamic_events, kprobe_events, ...), made on first use. */
   get dynEvents(): DynEvents {
     return (this.dynEvents_ ??= new DynEvents(this));
+  }
+
+  /** The trace remotes (remotes/), made on first use. */
+  get remotes(): TraceRemotes {
+    return (this.remotes_ ??= new TraceRemotes(this.kernel, this.clocks.find((c) => c.name === 'global')!));
   }
 
   /** mkdir instances/NAME. */

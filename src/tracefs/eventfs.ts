@@ -70,7 +70,7 @@ function held(ae: ArrayEvents, ops: FileOps, isAlive: () => boolean = () => true
       ops.release?.(f);
     },
     read: ops.read && ((f, size, pos, abort) => (alive() ? ops.read!(f, size, pos, abort) : fail('ENODEV'))),
-    write: ops.write && ((f, data, pos) => (alive() ? ops.write!(f, data, pos) : fail('ENODEV'))),
+    write: ops.write && ((f, data, pos, task) => (alive() ? ops.write!(f, data, pos, task) : fail('ENODEV'))),
   };
 }
 

@@ -51,6 +51,16 @@ export function parseUlong(data: Buffer | string, base = 10): number {
   return v;
 }
 
+/** kstrtoull_from_user() in base 10: an unsigned 64-bit integer and one optional newline (EINVAL; ERANGE past 64 bits). */
+export function parseU64(data: Buffer | string): bigint {
+  let s = typeof data === 'string' ? data : data.toString('latin1');
+  if (s.endsWith('\n')) s = s.slice(0, -1);
+  if (!/^\+?\d+$/.test(s)) fail('EINVAL');
+  const v = BigInt(s);
+  if (v >= 1n << 64n) fail('ERANGE');
+  return v;
+}
+
 /** A file showing one number, and setting it from a write (tracing_on and the like). */
 export function ulongFile(get: () => number, set: (v: number, f: OpenFile) => void): FileOps {
   return {

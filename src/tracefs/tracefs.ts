@@ -75,12 +75,14 @@ export class Handle {
     });
   }
 
-  write(data: Buffer, pos: number): Promise<number> {
-    return this.fs.call(this.file.caller, { name: 'write', path: this.node.path, count: data.length, data, pos, file: this.file, node: this.node }, async () => {
-      const { fops } = this.node;
+  /** write(2) by `caller` (the opener when not given). */
+  write(data: Buffer, pos: number, caller: Caller = this.file.caller): Promise<number> {
+    const { fops } = this.node;
+    const by = fops.writerTask ? caller : this.file.caller;
+    return this.fs.call(by, { name: 'write', path: this.node.path, count: data.length, data, pos, file: this.file, node: this.node }, async (task) => {
       if (!this.file.writable) fail('EBADF');
       if (!fops.write) fail('EINVAL');
-      return fops.write(this.file, data, pos);
+      return fops.write(this.file, data, pos, task);
     });
   }
 

@@ -4,6 +4,7 @@ import type { TraceArray } from '../trace/trace_array.js';
 import type { Tracing } from '../trace/tracing.js';
 import { addEventFiles } from './eventfs.js';
 import { addCoreFiles, addTopFiles } from './files/index.js';
+import { addRemotesDir } from './files/remotes.js';
 import { Dir, type SuperBlock } from './node.js';
 import { Tracefs } from './tracefs.js';
 
@@ -33,5 +34,6 @@ export function buildTracefs(tracing: Tracing, sb?: SuperBlock, taskOf?: TaskOf)
   addTopFiles(root, tracing);
   addInstanceFiles(root, tracing.top);
   root.add(instancesDir(tracing));
+  addRemotesDir(root, tracing);
   return new Tracefs(root, tracing.kernel, sb, taskOf);
 }

@@ -4,7 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, execUnavailable } from '../helpers/e2e.js';
@@ -104,6 +104,23 @@ describe.skipIf(!!skip)(`tracefs-emu exec${skip ? ` (skipped: ${skip})` : ''}`, 
     );
     expect(r.stdout).toMatch(/^Module {18}Size {2}Used by\ntrace_events_sample +\d+ {2}0\n1\nname: foo_bar\nID: \d+\nrmmod=1\n$/);
     expect(r.stderr).toMatch(/rmmod: ERROR: Module trace_events_sample is not currently loaded/);
+  });
+
+  it('gives remote_test its trace remote: write_event records on the writer CPU, trace_pipe consumes, the module stays', async () => {
+    const cpu = availableParallelism() - 1;
+    const r = await run(
+      [
+        'exec', '--mount', mnt, '--', 'sh', '-c',
+        'modprobe remote_test && cd /sys/kernel/tracing/remotes/test && cat buffer_size_kb && echo 1 > events/test/selftest/enable && ' +
+          `echo 1 > tracing_on && taskset -c ${cpu} echo 42 > write_event && cat buffer_size_kb && cat per_cpu/cpu${cpu}/trace && ` +
+          'timeout 1 cat trace_pipe; echo 0 > tracing_on; cat buffer_size_kb; /bin/echo 1 > write_event; echo write=$?; rmmod remote_test; echo rmmod=$?',
+      ],
+      env,
+    );
+    const at = String(cpu).padStart(3, '0');
+    expect(r.stdout).toMatch(new RegExp(`^7 \\(unloaded\\)\n7 \\(loaded\\)\n\\[${at}\\]\t +\\d+\\.\\d{6}: selftest id=42\n\\[${at}\\]\t +\\d+\\.\\d{6}: selftest id=42\n7 \\(unloaded\\)\nwrite=1\nrmmod=1\n$`));
+    expect(r.stderr).toMatch(/echo: write error: No such device/);
+    expect(r.stderr).toMatch(/rmmod: ERROR: Module remote_test is in use/);
   });
 
   it('returns the command status', async () => {

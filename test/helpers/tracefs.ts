@@ -4,6 +4,7 @@ import type { Caller } from '../../src/index.js';
 import { Task } from '../../src/kernel/task.js';
 import { O_APPEND, O_TRUNC, O_WRONLY } from '../../src/tracefs/node.js';
 import type { Tracefs } from '../../src/tracefs/tracefs.js';
+import type { KernelFeature } from '../../src/kernel/features.js';
 import type { Series } from '../../src/kernel/series.js';
 import { testEmulator } from './emulator.js';
 
@@ -13,7 +14,7 @@ export function fixture(name: string): string {
 
 let nextPid = 4000;
 
-export function setup(opts: { cpus?: number; series?: Series } = {}) {
+export function setup(opts: { cpus?: number; series?: Series; features?: KernelFeature[] } = {}) {
   const emu = testEmulator(opts);
   const { kernel, fs } = emu;
   /** A root shell with a fixed pid, comm and CPU (not a real process, so nothing moves it). */

@@ -111,7 +111,8 @@ describe('the exec namespace plan', () => {
   it("shows the emulated kernel's CPUs online (not the host's), and live views over the shadows", () => {
     const p4 = planNamespace({ ...spec, cpus: 4, views: { ...spec.views, '/proc/sys/kernel/stack_tracer_enabled': '/run/emu/proc/st' } }, facts(), '/rt', shim);
     const l4 = p4.script.split('\n');
-    for (const n of [1, 2, 3]) {
+    // every emulated CPU has an online file, cpu0 included (remotes/hotplug.tc takes it offline)
+    for (const n of [0, 1, 2, 3]) {
       expect(p4.files.find((f) => f.path === `shadow/sys/devices/system/cpu/cpu${n}/online`)?.content).toBe('1\n');
       expect(l4).toContain(`mount --bind '/rt/shadow/sys/devices/system/cpu/cpu${n}/online' '/sys/devices/system/cpu/cpu${n}/online'`);
     }

@@ -12,6 +12,7 @@ export const LINUX_6_12: KernelProfile<'6.12'> = {
     version: '#1 SMP PREEMPT_DYNAMIC Debian 6.12.117-1~deb12u1 (2026-11-14)',
   },
   sampleModules: SAMPLE_MODULES,
+  traceRemotes: false,
   preemptModel: 'desktop',
 
   trampolineBase: 0xffffffffc0290000n,

@@ -1,5 +1,5 @@
 /** Linux 7.2 as Debian builds it (7.2.13+deb14-amd64): the default series. */
-import { SAMPLE_MODULES } from '../sample_modules.js';
+import { SAMPLE_MODULES_7_2 } from '../sample_modules.js';
 import type { KernelProfile } from './profile.js';
 
 export const LINUX_7_2: KernelProfile<'7.2'> = {
@@ -11,7 +11,8 @@ export const LINUX_7_2: KernelProfile<'7.2'> = {
     compiler: 'x86_64-linux-gnu-gcc-16 (Debian 16.2.0-4) 16.2.0, GNU ld (GNU Binutils for Debian) 2.47.50.20261021',
     version: '#1 SMP PREEMPT_DYNAMIC Debian 7.2.13-1 (2026-10-28)',
   },
-  sampleModules: SAMPLE_MODULES,
+  sampleModules: SAMPLE_MODULES_7_2,
+  traceRemotes: true,
   preemptModel: 'PREEMPT(lazy)',
 
   trampolineBase: 0xffffffffc0600000n,

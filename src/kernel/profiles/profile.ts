@@ -51,6 +51,8 @@ export interface KernelProfile<S extends string = string> {
   readonly sampleModules: readonly ModuleDef[];
   /** preempt_model_str(): the `M:` of the latency header. */
   readonly preemptModel: string;
+  /** The trace remote interface (trace_remote.c): remotes/<name>/ for each remote that registers (a hypervisor's, remote_test's). */
+  readonly traceRemotes: boolean;
 
   // ---- ftrace core and fprobe
 

@@ -17,7 +17,7 @@ const PIPE_READ_MAX = 8191;
  * Sleeps until `ready()` holds, the buffers are woken, or the reader is
  * interrupted (EINTR). Resolves false when woken without `ready()`.
  */
-function waitOn(buffers: () => RingBuffer[], cpu: number, abort: Interruption): Promise<void> {
+export function waitOn(buffers: () => RingBuffer[], cpu: number, abort: Interruption): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     if (abort.aborted) return reject(new KernelError('EINTR'));
     const unregs: (() => void)[] = [];
