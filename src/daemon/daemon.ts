@@ -9,7 +9,7 @@ import { openSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { HostDriver, type HostOptions } from '../host/driver.js';
 import { createEmulator, type Emulator, type EmulatorOptions } from '../index.js';
-import { applyMountOptions, parseTracefsOptions, showTracefsOptions } from '../tracefs/ownership.js';
+import { applyMountOptions, parseTracefsOptions, showTracefsOptions, type TracefsMountOptions } from '../tracefs/ownership.js';
 import { type MountedTracefs, mountTracefs } from '../fuse/mount.js';
 import { mountAt } from '../fuse/mount_table.js';
 import { type ControlContext, ControlServer } from './control.js';
@@ -78,7 +78,7 @@ async function serve(o: ServeOptions): Promise<Served> {
   const callers = (kernel: Emulator['kernel']) => (host = new HostDriver(kernel, { ...o.host, eventsFifo: paths.events })).taskOf;
   const emulator = createEmulator({ ...o.emulator, sb: { uid: 0, gid: 0 }, callers });
   host.start();
-  applyMountOptions(emulator.fs.root, emulator.fs.sb, tracefsOpts, false);
+  applyMountOptions(emulator.fs.root, emulator.fs.sb, userOwned(tracefsOpts), false);
 
   const mount = await mountTracefs(emulator.fs, mountpoint, { fuseOptions: o.fuseOptions, autoUnmount: o.autoUnmount, log });
   // debugfs and /proc views for `tracefs-emu exec` namespaces.
@@ -213,4 +213,11 @@ export async function startDaemon(dir: string): Promise<{ pid: number; mountpoin
     child.on('exit', (code, sig) => finish(new Error(`daemon exited (${sig ?? `status ${code}`}) before mounting; see ${logFile}`)));
     child.on('error', (e) => finish(e));
   });
+}
+
+/** A user's mount (not root's) is that user's: uid= and gid= default to the mounting user's, so the tree is theirs to use. */
+function userOwned(opts: TracefsMountOptions): TracefsMountOptions {
+  const uid = process.getuid?.() ?? 0;
+  if (uid === 0) return opts;
+  return { ...opts, uid: opts.uid ?? uid, gid: opts.gid ?? process.getgid?.() ?? uid };
 }

@@ -64,8 +64,23 @@ export function statePaths(mountpoint: string, dir = stateDir()): StatePaths {
   return { json: `${k}.json`, pid: `${k}.pid`, socket: `${k}.sock`, log: `${k}.log`, events: `${k}.events`, debugfs: `${k}.debugfs`, proc: `${k}.proc`, views: `${k}.views`, options: `${k}.options` };
 }
 
+/**
+ * The state directory, made if needed and checked writable, so that a mount
+ * fails at once with the reason (a file in the way, no permission, a full
+ * disk) rather than later, half made.
+ */
 export function ensureStateDir(dir = stateDir()): string {
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o755 });
+    const probe = join(dir, `.write-test-${process.pid}`);
+    // A page's worth: a full disk refuses it (an empty file takes no space).
+    writeFileSync(probe, Buffer.alloc(4096));
+    rmSync(probe, { force: true });
+  } catch (e) {
+    expectSystemError(e);
+    const why = (e as NodeJS.ErrnoException).code === 'EEXIST' || (e as NodeJS.ErrnoException).code === 'ENOTDIR' ? 'not a directory' : (e as Error).message;
+    throw new Error(`state directory ${dir}: ${why} (set TRACEFS_EMU_STATE_DIR to a writable directory)`);
+  }
   return dir;
 }
 

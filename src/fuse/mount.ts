@@ -5,7 +5,7 @@
  *   ...
  *   await m.unmount();
  */
-import { existsSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Tracefs } from '../tracefs/tracefs.js';
@@ -67,6 +67,40 @@ export interface MountedTracefs {
   hold(): () => void;
 }
 
+/**
+ * The options of a mount by this user. fusermount lets a user other than
+ * root give allow_other only when /etc/fuse.conf says user_allow_other:
+ * without it, the mount is this user's alone (said once, with the fix).
+ */
+let saidUserOnly = false;
+
+function baseOptions(log: (m: string) => void): readonly string[] {
+  const uid = process.getuid?.() ?? 0;
+  if (uid === 0 || userAllowOther()) return TRACEFS_FUSE_OPTIONS;
+  if (!saidUserOnly) log(`mounting for uid ${uid} only: for other users to reach it, add user_allow_other to /etc/fuse.conf (as root)`);
+  saidUserOnly = true;
+  return TRACEFS_FUSE_OPTIONS.filter((o) => o !== 'allow_other');
+}
+
+function canOpen(path: string): boolean {
+  try {
+    accessSync(path, constants.R_OK | constants.W_OK);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EACCES' && (e as NodeJS.ErrnoException).code !== 'EPERM') throw e;
+    return false;
+  }
+}
+
+function userAllowOther(): boolean {
+  try {
+    return /^\s*user_allow_other\s*$/m.test(readFileSync('/etc/fuse.conf', 'utf8'));
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT' && (e as NodeJS.ErrnoException).code !== 'EACCES') throw e;
+    return false;
+  }
+}
+
 /** Clears a dead FUSE mount left at `dir` by a killed daemon; true if there was one. */
 async function clearStaleMount(dir: string): Promise<boolean> {
   const abs = resolve(dir);
@@ -77,6 +111,10 @@ async function clearStaleMount(dir: string): Promise<boolean> {
 
 export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions = {}): Promise<MountedTracefs> {
   if (!existsSync('/dev/fuse')) throw new Error('no /dev/fuse: FUSE is not available on this machine (modprobe fuse?)');
+  const uid = process.getuid?.() ?? 0;
+  if (uid !== 0 && !canOpen('/dev/fuse')) {
+    throw new Error(`mount ${resolve(dir)}: /dev/fuse is not open to uid ${uid} (fusermount opens it as the user): as root, chmod 666 /dev/fuse (the mode Debian's udev rule gives it), or mount as root`);
+  }
   const mountpoint = resolve(dir);
   const log = opts.log ?? ((m: string) => console.error(`tracefs-emu: ${m}`));
 
@@ -87,7 +125,7 @@ export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions 
 
   const adapter = new FuseAdapter(fs, { log });
   const cache = adapter.cache;
-  const options = [...TRACEFS_FUSE_OPTIONS, ...(opts.autoUnmount === false ? [] : ['auto_unmount']), ...(opts.fuseOptions ?? [])];
+  const options = [...baseOptions(log), ...(opts.autoUnmount === false ? [] : ['auto_unmount']), ...(opts.fuseOptions ?? [])];
   let sessionEnded!: () => void;
   const ended = new Promise<void>((ok) => (sessionEnded = ok));
   const unwatch = watchTree(fs.root, cache);

@@ -24,7 +24,7 @@ interface Owner {
 }
 
 /** The tracefs mount options (tracefs_parse_param). */
-interface TracefsMountOptions {
+export interface TracefsMountOptions {
   uid?: number;
   gid?: number;
   /** Root directory permission bits; default 0700. */
