@@ -16,7 +16,9 @@ import type { ModuleBtfDef } from './btf_encode.js';
 import type { ExecContext } from './context.js';
 import { HARDIRQ_OFFSET, SOFTIRQ_OFFSET } from './cpu.js';
 import { fail } from './errno.js';
+import type { KernelFeature } from './features.js';
 import type { KernelMemory } from './kmem.js';
+import type { PreemptIrq } from './preempt_irq.js';
 import type { ModuleInfo, SymbolColumns } from './symbol_data.js';
 import type { TraceRemoteDef } from './remote_event.js';
 import type { KallsymsTable } from './symbol_table.js';
@@ -93,9 +95,26 @@ export interface ModuleTimerDef {
   event: string;
 }
 
+/**
+ * What preemptirq_delay_test's init does and waits for: a kernel thread runs
+ * `burst_size` sections (at most 10) with interrupts (`test_mode=irq`) or
+ * preemption (`preempt`) off, or the two in turn (`alternate`), each a busy
+ * wait of `delay` µs in `fn`, called from `caller`.
+ */
+export interface ModuleDelayTestDef {
+  fn: string;
+  caller: string;
+}
+
 export interface ModuleDef {
   /** The module's name as the kernel knows it (`trace_printk`; modprobe also takes `trace-printk`). */
   name: string;
+  /** Built only with this feature (a Kconfig option Debian leaves off): else modprobe finds no such module. */
+  feature?: KernelFeature;
+  /** Its parameters and their defaults (module_param); others given at load are ignored, as the kernel does. */
+  params?: Readonly<Record<string, string>>;
+  /** Its init's timed sections. */
+  delayTest?: ModuleDelayTestDef;
   /** Its text symbols then its data symbols, each in address order. */
   symbols: readonly ModuleSymbolDef[];
   /** The format strings of its trace_printk() calls (printk_formats). */
@@ -132,6 +151,8 @@ export interface ModuleHost {
   allocPercpu(size: number): bigint;
   perCpuPtr(ptr: bigint, cpu: number): bigint;
   moduleTypes(module: string): Btf | undefined;
+  readonly features: ReadonlySet<KernelFeature>;
+  readonly preemptIrq: PreemptIrq;
 }
 
 /** How often a module's kernel thread wakes and its timer fires (the sample's: once a second). */
@@ -150,6 +171,10 @@ export interface LoadedModule {
   readonly size: number;
   /** Who holds it (try_module_get()): rmmod is EBUSY while above 0. */
   refs: number;
+  /** Its parameters' values (defaults, then what the load gave). */
+  readonly params: Readonly<Record<string, string>>;
+  /** Settles when its init has returned (init_module() waits for it). */
+  initDone?: Promise<void>;
   /** Its kernel thread's wake-ups, while loaded. */
   thread?: ReturnType<typeof setInterval>;
   /** Its timer's object (at `obj`, its `timer` member at `timerAt`) and expiries, while loaded. */
@@ -258,7 +283,9 @@ export class Modules {
   /** The definition of a module this kernel can load (its symbol data holds it). */
   find(name: string): ModuleDef | undefined {
     const n = moduleName(name);
-    return this.symbols().loadableModules().includes(n) ? this.defs.find((d) => d.name === n) : undefined;
+    if (!this.symbols().loadableModules().includes(n)) return undefined;
+    const def = this.defs.find((d) => d.name === n);
+    return def && (!def.feature || this.host.features.has(def.feature)) ? def : undefined;
   }
 
   get loaded(): readonly LoadedModule[] {
@@ -270,18 +297,25 @@ export class Modules {
     return this.loadedList.find((m) => m.def.name === n);
   }
 
-  /** init_module(): ENOENT for a module this kernel has not, EEXIST when loaded already. */
-  load(name: string): LoadedModule {
+  /**
+   * init_module(): ENOENT for a module this kernel has not, EEXIST when
+   * loaded already. `params`: NAME=VALUE as modprobe passes them. An init
+   * that waits (a delay test) has `initDone` to wait on.
+   */
+  load(name: string, params: Readonly<Record<string, string>> = {}): LoadedModule {
     const def = this.find(name);
     if (!def) fail('ENOENT');
     if (this.get(def.name)) fail('EEXIST');
     const k = this.defs.indexOf(def);
     const { base, text, data } = layout(def, k);
-    const mod: LoadedModule = { def, base, size: align16(text) + align16(data) + 4096, refs: 0 };
+    const values = { ...def.params };
+    for (const [p, v] of Object.entries(params)) if (def.params && p in def.params) values[p] = v;
+    const mod: LoadedModule = { def, base, size: align16(text) + align16(data) + 4096, refs: 0, params: values };
     this.symbols().setLoaded(def.name, true);
     this.loadedList = [mod, ...this.loadedList];
     this.notify(mod, 'coming');
     this.runInit(mod);
+    if (def.delayTest) mod.initDone = this.runDelayTest(mod, def.delayTest);
     this.notify(mod, 'live');
     if (def.thread) {
       mod.thread = setInterval(() => this.runThread(mod), THREAD_PERIOD_MS);
@@ -361,6 +395,37 @@ export class Modules {
           task.irqsOff--;
         }
       }
+    }
+  }
+
+  /**
+   * preemptirq_delay_test's sections, one after the other, in the current
+   * task of CPU 0: interrupts or preemption off, a busy wait of `delay` µs
+   * (real time passes: the clock is the machine's), then back on.
+   */
+  private async runDelayTest(mod: LoadedModule, t: ModuleDelayTestDef): Promise<void> {
+    const host = this.host;
+    const p = mod.params;
+    const delayUs = Math.max(0, Number(p.delay) || 0);
+    const burst = Math.min(Math.max(Number(p.burst_size) || 0, 0), 10);
+    const addr = (fn: string, off: bigint): bigint => (host.symbols.lookupName(fn, mod.def.name)?.addr ?? mod.base) + off;
+    const ip = addr(t.fn, 0x2dn);
+    const parent = host.symbols.lookupName(t.caller)?.addr ?? 0n;
+    for (let i = 0; i < burst; i++) {
+      const irq = p.test_mode === 'irq' || (p.test_mode === 'alternate' && i % 2 === 0);
+      if (!irq && p.test_mode !== 'preempt' && p.test_mode !== 'alternate') continue;
+      const task = host.cpus[0]!.curr;
+      if (irq) host.preemptIrq.irqDisable(task, ip, parent);
+      else host.preemptIrq.preemptDisable(task, ip, parent);
+      const t0 = process.hrtime.bigint();
+      const ns = BigInt(Math.round(delayUs * 1000));
+      // A timer may fire up to a millisecond early: wait until the whole delay has passed.
+      for (let left = ns; left > 0n; left = ns - (process.hrtime.bigint() - t0)) {
+        await new Promise((r) => setTimeout(r, Math.max(1, Math.ceil(Number(left) / 1e6))));
+      }
+      const end = ip + 0x40n;
+      if (irq) host.preemptIrq.irqEnable(task, end, parent);
+      else host.preemptIrq.preemptEnable(task, end, parent);
     }
   }
 
