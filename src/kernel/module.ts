@@ -13,6 +13,7 @@
  */
 import type { Btf } from './btf.js';
 import type { ModuleBtfDef } from './btf_encode.js';
+import type { Clock } from './clock.js';
 import type { ExecContext } from './context.js';
 import { HARDIRQ_OFFSET, SOFTIRQ_OFFSET } from './cpu.js';
 import { fail } from './errno.js';
@@ -22,7 +23,8 @@ import type { PreemptIrq } from './preempt_irq.js';
 import type { ModuleInfo, SymbolColumns } from './symbol_data.js';
 import type { TraceRemoteDef } from './remote_event.js';
 import type { KallsymsTable } from './symbol_table.js';
-import type { Task } from './task.js';
+import { Task } from './task.js';
+import type { TaskTable } from './tasks.js';
 
 export interface ModuleSymbolDef {
   name: string;
@@ -153,6 +155,8 @@ export interface ModuleHost {
   moduleTypes(module: string): Btf | undefined;
   readonly features: ReadonlySet<KernelFeature>;
   readonly preemptIrq: PreemptIrq;
+  readonly tasks: TaskTable;
+  readonly clock: Clock;
 }
 
 /** How often a module's kernel thread wakes and its timer fires (the sample's: once a second). */
@@ -180,6 +184,9 @@ export interface LoadedModule {
   /** Its timer's object (at `obj`, its `timer` member at `timerAt`) and expiries, while loaded. */
   timer?: { obj: bigint; timerAt: bigint; counter: bigint; expiries: ReturnType<typeof setInterval> };
 }
+
+/** PID_MAX_LIMIT on 64-bit: no pid reaches it. */
+const PID_MAX_LIMIT = 4194304;
 
 /** Where loadable modules' text begins: above the modules the symbol data was taken with. */
 const LOADABLE_BASE = 0xffffffffc0c00000n;
@@ -399,11 +406,30 @@ export class Modules {
   }
 
   /**
-   * preemptirq_delay_test's sections, one after the other, in the current
-   * task of CPU 0: interrupts or preemption off, a busy wait of `delay` µs
-   * (real time passes: the clock is the machine's), then back on.
+   * preemptirq_delay_test's sections, one after the other, in a kernel
+   * thread of its own (`<test_mode>_test`, on CPU `cpu_affinity` or 0):
+   * interrupts or preemption off, a busy wait of `delay` µs (real time
+   * passes: the clock is the machine's), then back on; the thread is
+   * stopped once they are done.
    */
   private async runDelayTest(mod: LoadedModule, t: ModuleDelayTestDef): Promise<void> {
+    const host = this.host;
+    const p = mod.params;
+    // A pid no task has: from the top of pid_max down (the machine's processes get low ones first).
+    let pid = PID_MAX_LIMIT - 1;
+    while (host.tasks.get(pid)) pid--;
+    const task = host.tasks.add(new Task(pid, pid, `${p.test_mode}_test`, 2, true));
+    const cpu = Number(p.cpu_affinity);
+    task.cpu = cpu >= 0 && cpu < host.cpus.length ? cpu : 0;
+    try {
+      await this.delaySections(mod, t, task);
+    } finally {
+      task.exited = true;
+      host.tasks.delete(pid);
+    }
+  }
+
+  private async delaySections(mod: LoadedModule, t: ModuleDelayTestDef, task: Task): Promise<void> {
     const host = this.host;
     const p = mod.params;
     const delayUs = Math.max(0, Number(p.delay) || 0);
@@ -414,18 +440,22 @@ export class Modules {
     for (let i = 0; i < burst; i++) {
       const irq = p.test_mode === 'irq' || (p.test_mode === 'alternate' && i % 2 === 0);
       if (!irq && p.test_mode !== 'preempt' && p.test_mode !== 'alternate') continue;
-      const task = host.cpus[0]!.curr;
       if (irq) host.preemptIrq.irqDisable(task, ip, parent);
       else host.preemptIrq.preemptDisable(task, ip, parent);
-      const t0 = process.hrtime.bigint();
-      const ns = BigInt(Math.round(delayUs * 1000));
-      // A timer may fire up to a millisecond early: wait until the whole delay has passed.
-      for (let left = ns; left > 0n; left = ns - (process.hrtime.bigint() - t0)) {
-        await new Promise((r) => setTimeout(r, Math.max(1, Math.ceil(Number(left) / 1e6))));
-      }
+      await this.busyWait(BigInt(Math.round(delayUs * 1000)));
       const end = ip + 0x40n;
       if (irq) host.preemptIrq.irqEnable(task, end, parent);
       else host.preemptIrq.preemptEnable(task, end, parent);
+    }
+  }
+
+  /** busy_wait(): `ns` of the kernel's clock pass (waited for on the event loop, not spun). */
+  private async busyWait(ns: bigint): Promise<void> {
+    const clock = this.host.clock;
+    const t0 = clock.nowNs();
+    // A timer may fire up to a millisecond early: wait until the whole delay has passed.
+    for (let left = ns; left > 0n; left = ns - (clock.nowNs() - t0)) {
+      await new Promise((r) => setTimeout(r, Math.max(1, Math.ceil(Number(left) / 1e6))));
     }
   }
 

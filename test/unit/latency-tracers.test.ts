@@ -11,6 +11,7 @@ import { echo } from '../helpers/tracefs.js';
 import { testEmulator } from '../helpers/emulator.js';
 import type { Series } from '../../src/kernel/series.js';
 
+/** Real time passes in the sections (the trace clocks are the machine's): bounds leave room for a loaded machine. */
 function setup(series: Series = '7.2', latency = true) {
   const emu = testEmulator({ features: latency ? ['latency-tracers'] : [], series });
   const caller = { pid: 4242, uid: 0, gid: 0 };
@@ -45,13 +46,14 @@ describe('latency tracers', () => {
     await mod.initDone;
     const lat = Number((await read('tracing_max_latency')).trim());
     expect(lat).toBeGreaterThanOrEqual(30000);
-    expect(lat).toBeLessThan(60000);
+    expect(lat).toBeLessThan(1_000_000);
     const trace = await read('trace');
     expect(trace).toMatch(/^# tracer: preemptoff\n#\n# preemptoff latency trace v1\.1\.5 on \S+\n# -{68}\n/);
     expect(trace).toMatch(new RegExp(`# latency: ${lat} us, #\\d+/\\d+, CPU#0 \\| \\(M:`));
     expect(trace).toContain('#  => started at: kthread\n#  => ended at:   kthread\n');
     expect(trace).toMatch(/ \d{5}us : <stack trace>\n/);
-    expect(trace).toMatch(/ {2}<idle>-0 {9}0\.\.\.1\. +\d+us[ !+#*@]: preemptirq_delay_run <-kthread\n/);
+    expect(trace).toMatch(/#    \| task: preempt_test-\d+ \(uid:0 nice:0 policy:0 rt_prio:0\)\n/);
+    expect(trace).toMatch(/preempt_-\d+ +0\.\.\.1\. +\d+us[ !+#*@]: preemptirq_delay_run <-kthread\n/);
     kernel.modules.unload('preemptirq_delay_test');
     // `snapshot` is the tracer's: EBUSY to read and write.
     await expect(read('snapshot')).rejects.toThrow(/EBUSY/);
@@ -62,10 +64,10 @@ describe('latency tracers', () => {
   it('irqsoff: a shorter section than the maximum is not kept; tracing_thresh keeps any above it', async () => {
     const { read, write, kernel } = setup();
     await write('current_tracer', 'irqsoff');
-    await kernel.modules.load('preemptirq_delay_test', { test_mode: 'irq', delay: '20000' }).initDone;
+    await kernel.modules.load('preemptirq_delay_test', { test_mode: 'irq', delay: '200000' }).initDone;
     kernel.modules.unload('preemptirq_delay_test');
     const first = Number((await read('tracing_max_latency')).trim());
-    expect(first).toBeGreaterThanOrEqual(20000);
+    expect(first).toBeGreaterThanOrEqual(200000);
     await kernel.modules.load('preemptirq_delay_test', { test_mode: 'irq', delay: '2000' }).initDone;
     kernel.modules.unload('preemptirq_delay_test');
     expect(Number((await read('tracing_max_latency')).trim())).toBe(first);
@@ -88,12 +90,13 @@ describe('latency tracers', () => {
     await write('current_tracer', 'wakeup_rt');
     await write('tracing_max_latency', '0');
     kernel.sched.wakeFrom(kernel.cpus[0].curr, t);
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 3));
     kernel.sched.ensureRunning(t);
     const lat = Number((await read('tracing_max_latency')).trim());
-    expect(lat).toBeGreaterThan(0);
+    expect(lat).toBeGreaterThanOrEqual(2000);
     const trace = await read('trace');
     expect(trace).toMatch(/# wakeup_rt latency trace v1\.1\.5/);
+    expect(trace).toContain(`# latency: ${lat} us, #`);
     expect(trace).toContain('#    | task: sleep-5151 (uid:0 nice:0 policy:1 rt_prio:10)\n');
     expect(trace).toMatch(/ {7}0:120:R {3}\+ \[000\] {4}5151: 89:R sleep\n/);
     expect(trace).toMatch(/ {7}0:120:R ==> \[000\] {4}5151: 89:R sleep\n/);
@@ -109,7 +112,9 @@ describe('latency tracers', () => {
     expect(await read('tracing_max_latency')).toBe('0\n');
     kernel.sched.schedule(kernel.cpus[0], 'S');
     await write('current_tracer', 'wakeup');
+    kernel.sched.wakeFrom(kernel.cpus[0].curr, t);
+    await new Promise((r) => setTimeout(r, 2));
     kernel.sched.ensureRunning(t);
-    expect(Number((await read('tracing_max_latency')).trim())).toBeGreaterThan(0);
+    expect(Number((await read('tracing_max_latency')).trim())).toBeGreaterThanOrEqual(1000);
   });
 });

@@ -30,6 +30,8 @@ interface CpuSection {
   sequence: number;
   /** Recursion guard (data->disabled). */
   disabled: number;
+  /** The task whose section it is. */
+  task?: Task;
 }
 
 class IrqsoffTracing implements PreemptIrqWatcher {
@@ -104,6 +106,16 @@ class IrqsoffTracing implements PreemptIrqWatcher {
     return !(opt === 'overwrite' && !on);
   }
 
+  /**
+   * The section's task left it without an edge seen: the emulator restores
+   * counts wholesale around a switch (the kernel's sections never outlive
+   * their CPU's task), so such a section is dropped, never timed.
+   */
+  private stale(c: CpuSection): boolean {
+    const t = c.task;
+    return !t || (t.irqsOff === 0 && t.preemptCount === 0);
+  }
+
   private preemptTrace(task: Task): boolean {
     return (this.traceType & TRACER_PREEMPT_OFF) !== 0 && task.preemptCount !== 0;
   }
@@ -149,9 +161,10 @@ class IrqsoffTracing implements PreemptIrqWatcher {
     if (!tr || !this.enabled || !tr.tracingOn) return;
     const ctx = this.tracing.kernel.context(task);
     const c = this.cpus[ctx.cpu];
-    if (!c || c.tracing || c.disabled) return;
+    if (!c || (c.tracing && !this.stale(c)) || c.disabled) return;
     c.disabled++;
     try {
+      c.task = task;
       c.sequence = this.maxSequence;
       c.timestamp = tr.buffer.now();
       c.criticalStart = parentIp || ip;
@@ -169,6 +182,10 @@ class IrqsoffTracing implements PreemptIrqWatcher {
     const ctx = this.tracing.kernel.context(task);
     const c = this.cpus[ctx.cpu];
     if (!c?.tracing) return;
+    if (c.task !== task) {
+      if (this.stale(c)) c.tracing = false;
+      return;
+    }
     c.tracing = false;
     if (!this.enabled || !tr.tracingOn || !c.criticalStart || c.disabled) return;
     c.disabled++;
