@@ -10,16 +10,14 @@ import { registerControlCommand } from './control.js';
 registerControlCommand(
   'module',
   'loadable modules: args {"op": "load"|"unload"|"list", "name": NAME, "params": {NAME: VALUE}}; errors carry the kernel\'s errno (ENOENT, EEXIST, EBUSY)',
-  async (args, ctx) => {
+  (args, ctx) => {
     const { modules } = ctx.emulator.kernel;
     const name = typeof args.name === 'string' ? args.name : '';
     switch (args.op) {
       case 'load': {
         const params: Record<string, string> = {};
         if (args.params && typeof args.params === 'object') for (const [k, v] of Object.entries(args.params)) params[k] = String(v);
-        const mod = modules.load(name, params);
-        await mod.initDone;
-        return { name: mod.def.name };
+        return { name: modules.load(name, params).def.name };
       }
       case 'unload':
         modules.unload(name);

@@ -177,8 +177,6 @@ export interface LoadedModule {
   refs: number;
   /** Its parameters' values (defaults, then what the load gave). */
   readonly params: Readonly<Record<string, string>>;
-  /** Settles when its init has returned (init_module() waits for it). */
-  initDone?: Promise<void>;
   /** Its kernel thread's wake-ups, while loaded. */
   thread?: ReturnType<typeof setInterval>;
   /** Its timer's object (at `obj`, its `timer` member at `timerAt`) and expiries, while loaded. */
@@ -306,8 +304,7 @@ export class Modules {
 
   /**
    * init_module(): ENOENT for a module this kernel has not, EEXIST when
-   * loaded already. `params`: NAME=VALUE as modprobe passes them. An init
-   * that waits (a delay test) has `initDone` to wait on.
+   * loaded already. `params`: NAME=VALUE as modprobe passes them.
    */
   load(name: string, params: Readonly<Record<string, string>> = {}): LoadedModule {
     const def = this.find(name);
@@ -322,7 +319,7 @@ export class Modules {
     this.loadedList = [mod, ...this.loadedList];
     this.notify(mod, 'coming');
     this.runInit(mod);
-    if (def.delayTest) mod.initDone = this.runDelayTest(mod, def.delayTest);
+    if (def.delayTest) this.runDelayTest(mod, def.delayTest);
     this.notify(mod, 'live');
     if (def.thread) {
       mod.thread = setInterval(() => this.runThread(mod), THREAD_PERIOD_MS);
@@ -408,11 +405,11 @@ export class Modules {
   /**
    * preemptirq_delay_test's sections, one after the other, in a kernel
    * thread of its own (`<test_mode>_test`, on CPU `cpu_affinity` or 0):
-   * interrupts or preemption off, a busy wait of `delay` µs (real time
-   * passes: the clock is the machine's), then back on; the thread is
-   * stopped once they are done.
+   * interrupts or preemption off, a busy wait of `delay` µs, then back on;
+   * the thread is stopped once they are done, and only then does the load
+   * return (wait_for_completion()).
    */
-  private async runDelayTest(mod: LoadedModule, t: ModuleDelayTestDef): Promise<void> {
+  private runDelayTest(mod: LoadedModule, t: ModuleDelayTestDef): void {
     const host = this.host;
     const p = mod.params;
     // A pid no task has: from the top of pid_max down (the machine's processes get low ones first).
@@ -422,14 +419,14 @@ export class Modules {
     const cpu = Number(p.cpu_affinity);
     task.cpu = cpu >= 0 && cpu < host.cpus.length ? cpu : 0;
     try {
-      await this.delaySections(mod, t, task);
+      this.delaySections(mod, t, task);
     } finally {
       task.exited = true;
       host.tasks.delete(pid);
     }
   }
 
-  private async delaySections(mod: LoadedModule, t: ModuleDelayTestDef, task: Task): Promise<void> {
+  private delaySections(mod: LoadedModule, t: ModuleDelayTestDef, task: Task): void {
     const host = this.host;
     const p = mod.params;
     const delayUs = Math.max(0, Number(p.delay) || 0);
@@ -442,21 +439,22 @@ export class Modules {
       if (!irq && p.test_mode !== 'preempt' && p.test_mode !== 'alternate') continue;
       if (irq) host.preemptIrq.irqDisable(task, ip, parent);
       else host.preemptIrq.preemptDisable(task, ip, parent);
-      await this.busyWait(BigInt(Math.round(delayUs * 1000)));
+      this.busyWait(BigInt(Math.round(delayUs * 1000)));
       const end = ip + 0x40n;
       if (irq) host.preemptIrq.irqEnable(task, end, parent);
       else host.preemptIrq.preemptEnable(task, end, parent);
     }
   }
 
-  /** busy_wait(): `ns` of the kernel's clock pass (waited for on the event loop, not spun). */
-  private async busyWait(ns: bigint): Promise<void> {
+  /**
+   * busy_wait(): spins until `ns` of the kernel's clock have passed. The
+   * emulator spins too: a wait on the event loop would let the rest of the
+   * kernel run meanwhile and stretch the section by however long that takes.
+   */
+  private busyWait(ns: bigint): void {
     const clock = this.host.clock;
-    const t0 = clock.nowNs();
-    // A timer may fire up to a millisecond early: wait until the whole delay has passed.
-    for (let left = ns; left > 0n; left = ns - (clock.nowNs() - t0)) {
-      await new Promise((r) => setTimeout(r, Math.max(1, Math.ceil(Number(left) / 1e6))));
-    }
+    const end = clock.nowNs() + ns;
+    while (clock.nowNs() < end);
   }
 
   /** delete_module(): ENOENT when not loaded, EBUSY while something holds it. */

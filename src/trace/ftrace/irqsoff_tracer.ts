@@ -32,6 +32,9 @@ interface CpuSection {
   disabled: number;
   /** The task whose section it is. */
   task?: Task;
+  /** Which start this is (a count), and whether the event loop turned since (the section spans a suspended call tree). */
+  start: number;
+  suspended: boolean;
 }
 
 class IrqsoffTracing implements PreemptIrqWatcher {
@@ -40,6 +43,7 @@ class IrqsoffTracing implements PreemptIrqWatcher {
   /** tracer_enabled. */
   private enabled = false;
   private maxSequence = 0;
+  private starts = 0;
   private readonly cpus: CpuSection[];
   private readonly flags = new SavedFlags(['overwrite', 'latency-format', 'pause-on-trace']);
   private readonly ops = new LatencyFunctionOps((ip, parentIp, _op, _regs, task) => this.functionCall(ip, parentIp, task), 'irqsoff_tracer_call');
@@ -47,7 +51,7 @@ class IrqsoffTracing implements PreemptIrqWatcher {
   private resetting = false;
 
   constructor(private readonly tracing: Tracing) {
-    this.cpus = Array.from({ length: tracing.kernel.nrCpus }, () => ({ tracing: false, criticalStart: 0n, criticalEnd: 0n, timestamp: 0, sequence: 0, disabled: 0 }));
+    this.cpus = Array.from({ length: tracing.kernel.nrCpus }, () => ({ tracing: false, criticalStart: 0n, criticalEnd: 0n, timestamp: 0, sequence: 0, disabled: 0, start: 0, suspended: false }));
   }
 
   tracer(name: string, type: number): Tracer {
@@ -165,6 +169,14 @@ class IrqsoffTracing implements PreemptIrqWatcher {
     c.disabled++;
     try {
       c.task = task;
+      // A call tree suspended inside its section (waiting on a promise) would time whatever the event loop ran
+      // meanwhile: the kernel's sections never wait, so a section that spans a turn of the loop is not timed.
+      const start = ++this.starts;
+      c.start = start;
+      c.suspended = false;
+      queueMicrotask(() => {
+        if (c.start === start) c.suspended = true;
+      });
       c.sequence = this.maxSequence;
       c.timestamp = tr.buffer.now();
       c.criticalStart = parentIp || ip;
@@ -187,6 +199,7 @@ class IrqsoffTracing implements PreemptIrqWatcher {
       return;
     }
     c.tracing = false;
+    if (c.suspended) c.criticalStart = 0n;
     if (!this.enabled || !tr.tracingOn || !c.criticalStart || c.disabled) return;
     c.disabled++;
     try {
