@@ -13,7 +13,7 @@ import type { TraceArray } from '../trace_array.js';
 import type { Tracer } from '../tracer.js';
 import type { Tracing } from '../tracing.js';
 import { recordStack } from './kernel_stack.js';
-import { LatencyFunctionOps, SavedFlags, latencyFunction, reportLatency } from './latency.js';
+import { LatencyFunctionOps, SavedFlags, latencyFunction, latencyOptionChanging, reportLatency } from './latency.js';
 
 const TRACER_IRQS_OFF = 1 << 1;
 const TRACER_PREEMPT_OFF = 1 << 2;
@@ -47,8 +47,6 @@ class IrqsoffTracing implements PreemptIrqWatcher {
   private readonly cpus: CpuSection[];
   private readonly flags = new SavedFlags(['overwrite', 'latency-format', 'pause-on-trace']);
   private readonly ops = new LatencyFunctionOps((ip, parentIp, _op, _regs, task) => this.functionCall(ip, parentIp, task), 'irqsoff_tracer_call');
-  /** Being reset: the options it restores are not refused. */
-  private resetting = false;
 
   constructor(private readonly tracing: Tracing) {
     this.cpus = Array.from({ length: tracing.kernel.nrCpus }, () => ({ tracing: false, criticalStart: 0n, criticalEnd: 0n, timestamp: 0, sequence: 0, disabled: 0, start: 0, suspended: false }));
@@ -68,7 +66,7 @@ class IrqsoffTracing implements PreemptIrqWatcher {
       stop: () => {
         this.enabled = false;
       },
-      coreOptionChanging: (tr, opt, on) => this.optionChanging(tr, opt, on),
+      coreOptionChanging: (tr, opt, on) => latencyOptionChanging(this.flags, this.ops, tr, opt, on),
     };
     return tracer;
   }
@@ -90,24 +88,8 @@ class IrqsoffTracing implements PreemptIrqWatcher {
     this.ops.stop(tr);
     const k = this.tracing.kernel.preemptIrq;
     if (k.watcher === this) k.watcher = undefined;
-    this.resetting = true;
-    try {
-      this.flags.restore(tr);
-    } finally {
-      this.resetting = false;
-    }
+    this.flags.restore(tr);
     this.tr = undefined;
-  }
-
-  /** irqsoff_flag_changed(): `function-trace` (un)registers the function ops; `overwrite` stays on (trace_keep_overwrite()). */
-  private optionChanging(tr: TraceArray, opt: string, on: boolean): boolean {
-    if (this.resetting) return true;
-    if (opt === 'function-trace') {
-      if (on) this.ops.start(tr, true);
-      else this.ops.stop(tr);
-      return true;
-    }
-    return !(opt === 'overwrite' && !on);
   }
 
   /**

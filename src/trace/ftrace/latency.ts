@@ -14,6 +14,8 @@ import { writeRecord } from './record.js';
 /** Core options a latency tracer sets while it is current (set_tracer_flag() at init), restored at reset. */
 export class SavedFlags {
   private saved = new Set<string>();
+  /** Putting them back (the tracer is leaving: nothing it would refuse is refused). */
+  restoring = false;
 
   constructor(private readonly names: readonly string[]) {}
 
@@ -23,8 +25,28 @@ export class SavedFlags {
   }
 
   restore(tr: TraceArray): void {
-    for (const n of this.names) tr.setCoreOption(n, this.saved.has(n));
+    this.restoring = true;
+    try {
+      for (const n of this.names) tr.setCoreOption(n, this.saved.has(n));
+    } finally {
+      this.restoring = false;
+    }
   }
+}
+
+/**
+ * flag_changed of a latency tracer: `function-trace` (un)registers its
+ * function ops; `overwrite` may not go off while it is current
+ * (trace_keep_overwrite()).
+ */
+export function latencyOptionChanging(flags: SavedFlags, ops: LatencyFunctionOps, tr: TraceArray, opt: string, on: boolean): boolean {
+  if (flags.restoring) return true;
+  if (opt === 'function-trace') {
+    if (on) ops.start(tr, true);
+    else ops.stop(tr);
+    return true;
+  }
+  return !(opt === 'overwrite' && !on);
 }
 
 /** report_latency(): above tracing_thresh when one is set, else above the maximum so far. */

@@ -18,7 +18,7 @@ import type { TraceArray } from '../trace_array.js';
 import type { Tracer } from '../tracer.js';
 import type { Tracing } from '../tracing.js';
 import { recordStack } from './kernel_stack.js';
-import { LatencyFunctionOps, SavedFlags, latencyFunction, reportLatency } from './latency.js';
+import { LatencyFunctionOps, SavedFlags, latencyFunction, latencyOptionChanging, reportLatency } from './latency.js';
 import { writeRecord } from './record.js';
 
 const TRACE_CTX = 2;
@@ -91,7 +91,6 @@ class WakeupTracing {
   private disabled = 0;
   private readonly flags = new SavedFlags(['overwrite', 'latency-format']);
   private readonly ops = new LatencyFunctionOps((ip, parentIp, _op, _regs, task) => this.functionCall(ip, parentIp, task), 'wakeup_tracer_call');
-  private resetting = false;
   private readonly onWakeup = (ctx: ExecContext, a: TracepointArgs['sched_wakeup']): void => this.probeWakeup(ctx, a.pid);
   private readonly onSwitch = (ctx: ExecContext, a: TracepointArgs['sched_switch']): void => this.probeSwitch(ctx, a.next_pid, stateIndexOf(Number(a.prev_state)));
   private readonly onMigrate = (_ctx: ExecContext, a: TracepointArgs['sched_migrate_task']): void => {
@@ -115,7 +114,7 @@ class WakeupTracing {
       stop: () => {
         this.enabled = false;
       },
-      coreOptionChanging: (tr, opt, on) => this.optionChanging(tr, opt, on),
+      coreOptionChanging: (tr, opt, on) => latencyOptionChanging(this.flags, this.ops, tr, opt, on),
     };
   }
 
@@ -145,23 +144,8 @@ class WakeupTracing {
     tps.unregister('sched_wakeup', this.onWakeup);
     tps.unregister('sched_migrate_task', this.onMigrate);
     this.wakeupReset(tr);
-    this.resetting = true;
-    try {
-      this.flags.restore(tr);
-    } finally {
-      this.resetting = false;
-    }
+    this.flags.restore(tr);
     this.tr = undefined;
-  }
-
-  private optionChanging(tr: TraceArray, opt: string, on: boolean): boolean {
-    if (this.resetting) return true;
-    if (opt === 'function-trace') {
-      if (on) this.ops.start(tr, true);
-      else this.ops.stop(tr);
-      return true;
-    }
-    return !(opt === 'overwrite' && !on);
   }
 
   /** wakeup_reset(): an empty buffer and no wake-up timed. */
