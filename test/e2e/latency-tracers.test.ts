@@ -54,9 +54,10 @@ describe.skipIf(!!skip)(`latency tracers under exec${skip ? ` (skipped: ${skip})
     const text = trace.join('\n');
     expect(text).toMatch(/^# tracer: wakeup_rt\n#\n# wakeup_rt latency trace v1\.1\.5 on /);
     expect(text).toContain(`# latency: ${max} us, #`);
-    // The task is the real-time sleep: FIFO (policy 1) at priority 10, task->prio 89.
-    expect(text).toMatch(/#    \| task: sleep-\d+ \(uid:0 nice:0 policy:1 rt_prio:10\)\n/);
-    expect(text).toMatch(/ {3}\+ \[\d{3}\] +\d+: 89:R sleep\n/);
-    expect(text).toMatch(/==> \[\d{3}\] +\d+: 89:R sleep\n/);
+    // The task is chrt's process, real-time from its first sighting: FIFO (policy 1) at priority 10, task->prio 89.
+    const task = /#    \| task: \S+-(\d+) \(uid:0 nice:0 policy:1 rt_prio:10\)\n/.exec(text);
+    expect(task, text).not.toBeNull();
+    expect(text).toMatch(new RegExp(` {3}\\+ \\[\\d{3}\\] +${task![1]}: 89:R sleep\\n`));
+    expect(text).toMatch(new RegExp(`==> \\[\\d{3}\\] +${task![1]}: 89:R sleep\\n`));
   });
 });
