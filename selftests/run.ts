@@ -168,7 +168,7 @@ function runCli(args: string[], log: (m: string) => void): Promise<string> {
 }
 
 /** Kernel features (KernelOptions.features) the selftests' emulator is built with. */
-export const SELFTEST_FEATURES = ['function-profiler', 'graph-retval', 'hypervisor-tracing'];
+export const SELFTEST_FEATURES = ['function-profiler', 'graph-retval', 'hypervisor-tracing', 'latency-tracers'];
 
 /**
  * Modules loaded before the run, as a tester does (modules-load.d):

@@ -23,8 +23,27 @@ static void err(const char *fmt, const char *a, const char *b)
 	fputc('\n', stderr);
 }
 
-/* One request, one line back: the daemon's answer (malloc'd), or NULL. */
-static char *ask(const char *socket_path, const char *op, const char *name)
+/* Appends `s` as a JSON string (quoted, escaped) at req[n]; returns the new length. */
+static int json_str(char *req, int n, int cap, const char *s)
+{
+	req[n++] = '"';
+	for (const char *p = s; *p && n < cap - 16; p++) {
+		if (*p == '"' || *p == '\\')
+			req[n++] = '\\', req[n++] = *p;
+		else if ((unsigned char)*p < 0x20)
+			n += snprintf(req + n, (size_t)(cap - n), "\\u%04x", *p);
+		else
+			req[n++] = *p;
+	}
+	req[n++] = '"';
+	return n;
+}
+
+/*
+ * One request, one line back: the daemon's answer (malloc'd), or NULL.
+ * `params`: a load's NAME=VALUE words (a bare NAME is a boolean set).
+ */
+static char *ask(const char *socket_path, const char *op, const char *name, const char *const *params, int nparams)
 {
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
@@ -35,19 +54,30 @@ static char *ask(const char *socket_path, const char *op, const char *name)
 		close(fd);
 		return NULL;
 	}
-	char req[1024];
+	char req[4096];
+	int room = (int)sizeof(req) - 8;
 	int n = snprintf(req, sizeof(req), "{\"id\":1,\"cmd\":\"module\",\"args\":{\"op\":\"%s\"", op);
 	if (name) {
-		n += snprintf(req + n, sizeof(req) - (size_t)n, ",\"name\":\"");
-		for (const char *p = name; *p && n < (int)sizeof(req) - 16; p++) {
-			if (*p == '"' || *p == '\\')
-				req[n++] = '\\', req[n++] = *p;
-			else if ((unsigned char)*p < 0x20)
-				n += snprintf(req + n, sizeof(req) - (size_t)n, "\\u%04x", *p);
-			else
-				req[n++] = *p;
+		n += snprintf(req + n, sizeof(req) - (size_t)n, ",\"name\":");
+		n = json_str(req, n, room, name);
+	}
+	if (nparams > 0) {
+		n += snprintf(req + n, sizeof(req) - (size_t)n, ",\"params\":{");
+		for (int i = 0; i < nparams && n < room - 64; i++) {
+			char key[256];
+			const char *eq = strchr(params[i], '=');
+			size_t klen = eq ? (size_t)(eq - params[i]) : strlen(params[i]);
+			if (klen >= sizeof(key))
+				klen = sizeof(key) - 1;
+			memcpy(key, params[i], klen);
+			key[klen] = 0;
+			if (i)
+				req[n++] = ',';
+			n = json_str(req, n, room, key);
+			req[n++] = ':';
+			n = json_str(req, n, room, eq ? eq + 1 : "Y");
 		}
-		req[n++] = '"';
+		req[n++] = '}';
 	}
 	n += snprintf(req + n, sizeof(req) - (size_t)n, "}}\n");
 	if (write(fd, req, (size_t)n) != n) {
@@ -155,7 +185,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!strcmp(tool, "lsmod")) {
-		char *ans = ask(sock, "list", NULL);
+		char *ans = ask(sock, "list", NULL, NULL, 0);
 		char *text = ans ? field(ans, "text") : NULL;
 		if (!text) {
 			err("ERROR: no answer from the emulator daemon%s%s", "", "");
@@ -190,7 +220,7 @@ int main(int argc, char **argv)
 		const char *arg = words[t];
 		char name[256];
 		kernel_name(arg, name, sizeof(name));
-		char *ans = ask(sock, remove ? "unload" : "load", name);
+		char *ans = remove ? ask(sock, "unload", name, NULL, 0) : ask(sock, "load", name, words + 1, nwords - 1);
 		if (!ans) {
 			err("ERROR: no answer from the emulator daemon%s%s", "", "");
 			return 1;

@@ -9,13 +9,16 @@ import { registerControlCommand } from './control.js';
 
 registerControlCommand(
   'module',
-  'loadable modules: args {"op": "load"|"unload"|"list", "name": NAME}; errors carry the kernel\'s errno (ENOENT, EEXIST, EBUSY)',
+  'loadable modules: args {"op": "load"|"unload"|"list", "name": NAME, "params": {NAME: VALUE}}; errors carry the kernel\'s errno (ENOENT, EEXIST, EBUSY)',
   (args, ctx) => {
     const { modules } = ctx.emulator.kernel;
     const name = typeof args.name === 'string' ? args.name : '';
     switch (args.op) {
-      case 'load':
-        return { name: modules.load(name).def.name };
+      case 'load': {
+        const params: Record<string, string> = {};
+        if (args.params && typeof args.params === 'object') for (const [k, v] of Object.entries(args.params)) params[k] = String(v);
+        return { name: modules.load(name, params).def.name };
+      }
       case 'unload':
         modules.unload(name);
         return { name };

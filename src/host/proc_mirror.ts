@@ -29,6 +29,11 @@ interface Mirrored {
   execs?: { reported: number; traced: number };
 }
 
+/** task->prio from /proc/PID/stat's priority field (prio - 100). */
+function prioOf(priority: number | undefined): number | undefined {
+  return priority !== undefined && priority >= -100 && priority < 40 ? priority + 100 : undefined;
+}
+
 /** How far up the parent chain a new process's ancestors are mirrored. */
 const MAX_ANCESTORS = 16;
 
@@ -143,6 +148,20 @@ export class ProcessMirror {
     return name ?? fallback;
   }
 
+  /**
+   * The task's scheduling class as the process has it now (sched_setscheduler()
+   * and nice are system calls the emulator does not see): read again where it
+   * may have changed — an exec (chrt execs its command), a wake-up.
+   */
+  refreshSched(t: Task): void {
+    if (!this.mirrored.has(t)) return;
+    const info = this.src.stat(t.pid);
+    if (!info) return;
+    const prio = prioOf(info.priority);
+    if (prio !== undefined) t.prio = prio;
+    t.policy = info.policy ?? 0;
+  }
+
   /** A comm that changed since last seen: the process exec'd. */
   private refresh(t: Task, m: Mirrored, info: ProcInfo): void {
     t.cpu = info.cpu % this.k.nrCpus;
@@ -160,6 +179,7 @@ export class ProcessMirror {
    * that chose its CPU before exec'ing the next (taskset) has it moved there.
    */
   private execs(t: Task, filename: string, comm: string): void {
+    this.refreshSched(t);
     this.k.procs.exec(t, filename, comm);
     const info = this.src.stat(t.pid);
     if (info && info.startTime === this.mirrored.get(t)?.startTime) t.cpu = info.cpu % this.k.nrCpus;
@@ -201,9 +221,10 @@ export class ProcessMirror {
   private adopt(info: ProcInfo, fresh: boolean, parent?: Task): Task {
     const { pid, tgid, comm, ppid, cpu, priority } = info;
     this.dead.delete(pid);
-    const prio = priority !== undefined && priority >= -100 && priority < 40 ? priority + 100 : undefined;
+    const prio = prioOf(priority);
     const leader = tgid !== pid ? this.k.tasks.process(tgid) : undefined;
     const t = this.k.procs.adopt({ pid, tgid, comm, ppid, cpu, prio, state: fresh ? 'R' : 'S' }, leader ?? (fresh && parent && tgid === parent.tgid ? parent : undefined));
+    t.policy = info.policy ?? 0;
     // A watched process's children are watched too (the seccomp filter is inherited).
     const watched = fresh && parent ? this.watched(parent) : false;
     this.mirrored.set(t, { startTime: info.startTime, watched, execInferred: false, execs: watched ? { reported: 0, traced: 0 } : undefined });

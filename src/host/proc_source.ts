@@ -18,6 +18,8 @@ export interface ProcInfo {
   startTime: number;
   /** Kernel priority as /proc/PID/stat shows it (prio - 100), and nice. */
   priority?: number;
+  /** Scheduling policy (SCHED_NORMAL 0, SCHED_FIFO 1, ...). */
+  policy?: number;
   state?: string;
 }
 
@@ -73,8 +75,10 @@ function readProcInfo(
   const priority = Number(rest[15]);
   const startTime = Number(rest[19]);
   const cpu = Number(rest[36]);
+  const pol = Number(rest[38]);
+  const policy = Number.isFinite(pol) ? pol : 0;
   let tgid = knownTgid?.(startTime) ?? -1;
-  if (tgid >= 0) return { pid, tgid, comm, ppid, cpu: Number.isFinite(cpu) ? cpu : 0, startTime, priority: Number.isFinite(priority) ? priority : 20, state };
+  if (tgid >= 0) return { pid, tgid, comm, ppid, cpu: Number.isFinite(cpu) ? cpu : 0, startTime, priority: Number.isFinite(priority) ? priority : 20, policy, state };
   tgid = pid;
   try {
     const m = /^Tgid:\s+(\d+)/m.exec(readFileSync(`${procRoot}/${pid}/status`, 'latin1'));
@@ -82,7 +86,7 @@ function readProcInfo(
   } catch (e) {
     expectSystemError(e); // gone between the two reads: keep pid
   }
-  return { pid, tgid, comm, ppid, cpu: Number.isFinite(cpu) ? cpu : 0, startTime, priority: Number.isFinite(priority) ? priority : 20, state };
+  return { pid, tgid, comm, ppid, cpu: Number.isFinite(cpu) ? cpu : 0, startTime, priority: Number.isFinite(priority) ? priority : 20, policy, state };
 }
 
 /** The times a process was switched in: the third field of /proc/PID/schedstat. */

@@ -56,8 +56,11 @@ export class HostSched {
         if (k.sched.cpuOf(t).curr === t) continue;
         // It ran since: woken from its wait (or left waiting on a runqueue), it runs now, and counts as busy as a process making a call.
         t.lastSyscallNs = k.clock.now();
-        if (k.observed()) k.sched.ensureRunning(t);
-        else k.sched.wake(t);
+        if (k.observed()) {
+          // Its priority may have changed while it slept unseen (chrt, renice): the wakeup's events and tracers show it.
+          this.mirror.refreshSched(t);
+          k.sched.ensureRunning(t);
+        } else k.sched.wake(t);
       } else this.maybeAsleep(t);
     }
   }

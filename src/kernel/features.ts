@@ -16,9 +16,15 @@ export type KernelFeature =
   /** CONFIG_HWLAT_TRACER: the hwlat tracer and hwlat_detector/. */
   | 'hwlat-tracer'
   /** CONFIG_NVHE_EL2_TRACING (arm64 pKVM): the hypervisor's trace remote, remotes/hypervisor (simulated; where the series has trace remotes). */
-  | 'hypervisor-tracing';
+  | 'hypervisor-tracing'
+  /**
+   * CONFIG_IRQSOFF_TRACER, CONFIG_PREEMPT_TRACER, CONFIG_SCHED_TRACER (and
+   * CONFIG_PREEMPTIRQ_DELAY_TEST=m): the irqsoff, preemptoff, preemptirqsoff
+   * and wakeup tracers, tracing_max_latency, the preemptirq_delay_test module.
+   */
+  | 'latency-tracers';
 
-export const KERNEL_FEATURES: readonly KernelFeature[] = ['function-profiler', 'graph-retval', 'osnoise-tracer', 'timerlat-tracer', 'hwlat-tracer', 'hypervisor-tracing'];
+export const KERNEL_FEATURES: readonly KernelFeature[] = ['function-profiler', 'graph-retval', 'osnoise-tracer', 'timerlat-tracer', 'hwlat-tracer', 'hypervisor-tracing', 'latency-tracers'];
 
 export function isKernelFeature(s: string): s is KernelFeature {
   return (KERNEL_FEATURES as readonly string[]).includes(s);

@@ -12,12 +12,15 @@ import { HARDIRQ_OFFSET, SOFTIRQ_DISABLE_OFFSET, SOFTIRQ_OFFSET } from './cpu.js
 import type { KernelMemory } from './kmem.js';
 import { kmallocSize } from './kmem.js';
 import type { FnHook, HookEffect, RunCtx } from './path_runner.js';
+import type { PreemptIrq } from './preempt_irq.js';
 import type { Task } from './task.js';
 import type { TracepointRegistry } from './tracepoint.js';
 
 export interface HookHost {
   readonly tracepoints: TracepointRegistry;
   readonly kmem: KernelMemory;
+  /** Interrupt- and preemption-disabled sections (what the latency tracers watch). */
+  readonly preemptIrq: PreemptIrq;
   context(task: Task): ExecContext;
   /** ns since boot, and jiffies. */
   nowNs(): bigint;
@@ -160,29 +163,30 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
     }
   };
 
-  // --- locks: preemption and interrupts as events record them
+  // --- locks: preemption and interrupts as events record them (and the sections the latency tracers time)
+  const pi = h.preemptIrq;
+  /** CALLER_ADDR0 of the section's edge: inside the lock function. */
+  const ip = (x: Call): bigint => x.fn.addr + BigInt(x.fn.fentryOffset + 5);
   on(['_raw_spin_lock', '_raw_spin_trylock', '_raw_read_lock', '_raw_write_lock', '_raw_spin_lock_nested'], {
-    exit: (x) => void (x.task.preemptCount += 1),
+    exit: (x) => pi.preemptDisable(x.task, ip(x), x.callSite),
     effect: { preempt: 1 },
   });
   on(['_raw_spin_lock_irq', '_raw_spin_lock_irqsave', '_raw_read_lock_irqsave', '_raw_write_lock_irq', '_raw_write_lock_irqsave', '_raw_spin_trylock_irqsave'], {
     exit: (x) => {
-      x.task.preemptCount += 1;
-      x.task.irqsOff += 1;
+      pi.irqDisable(x.task, ip(x), x.callSite);
+      pi.preemptDisable(x.task, ip(x), x.callSite);
     },
     effect: { preempt: 1, irqs: 1 },
   });
   on('_raw_spin_lock_bh', { exit: (x) => void (x.task.preemptCount += SOFTIRQ_DISABLE_OFFSET + 1), effect: { preempt: SOFTIRQ_DISABLE_OFFSET + 1 } });
   on(['_raw_spin_unlock', '_raw_read_unlock', '_raw_write_unlock'], {
-    enter: (x) => {
-      if ((x.task.preemptCount & 0xff) > 0) x.task.preemptCount -= 1;
-    },
+    enter: (x) => pi.preemptEnable(x.task, ip(x), x.callSite),
     effect: { preempt: -1 },
   });
   on(['_raw_spin_unlock_irq', '_raw_spin_unlock_irqrestore', '_raw_read_unlock_irqrestore', '_raw_write_unlock_irq', '_raw_write_unlock_irqrestore'], {
     enter: (x) => {
-      if ((x.task.preemptCount & 0xff) > 0) x.task.preemptCount -= 1;
-      if (x.task.irqsOff > 0) x.task.irqsOff -= 1;
+      pi.irqEnable(x.task, ip(x), x.callSite);
+      pi.preemptEnable(x.task, ip(x), x.callSite);
     },
     effect: { preempt: -1, irqs: -1 },
   });

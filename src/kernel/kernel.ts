@@ -23,6 +23,7 @@ import { KStructs } from './kstruct.js';
 import { Modules } from './module.js';
 import type { AddressSpace } from './memory.js';
 import { PathRunner, type FnHook, type RunCtx } from './path_runner.js';
+import { PreemptIrq } from './preempt_irq.js';
 import { PROCESS_HOOKED, ProcessPaths } from './process_paths.js';
 import type { KernelProfile } from './profiles/profile.js';
 import { PT_REGS } from './regs.js';
@@ -116,6 +117,8 @@ export class Kernel implements HookHost {
   readonly taskLifecycle: TaskLifecycle = { forked: new Set(), exited: new Set() };
   /** Loadable modules: the sample modules its symbol data holds, loaded and unloaded at run time. */
   readonly modules: Modules;
+  /** Interrupt- and preemption-disabled sections, and who watches their edges (the latency tracers). */
+  readonly preemptIrq = new PreemptIrq();
   /** trace_printk(): where its text goes (the tracing layer takes it over, as ftrace takes __fentry__). */
   tracePrintk?: (task: Task, ip: bigint, text: string) => void;
   /** Whether system calls on the mount run their kernel paths. */

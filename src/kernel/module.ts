@@ -13,14 +13,18 @@
  */
 import type { Btf } from './btf.js';
 import type { ModuleBtfDef } from './btf_encode.js';
+import type { Clock } from './clock.js';
 import type { ExecContext } from './context.js';
 import { HARDIRQ_OFFSET, SOFTIRQ_OFFSET } from './cpu.js';
 import { fail } from './errno.js';
+import type { KernelFeature } from './features.js';
 import type { KernelMemory } from './kmem.js';
+import type { PreemptIrq } from './preempt_irq.js';
 import type { ModuleInfo, SymbolColumns } from './symbol_data.js';
 import type { TraceRemoteDef } from './remote_event.js';
 import type { KallsymsTable } from './symbol_table.js';
-import type { Task } from './task.js';
+import { Task } from './task.js';
+import type { TaskTable } from './tasks.js';
 
 export interface ModuleSymbolDef {
   name: string;
@@ -93,9 +97,26 @@ export interface ModuleTimerDef {
   event: string;
 }
 
+/**
+ * What preemptirq_delay_test's init does and waits for: a kernel thread runs
+ * `burst_size` sections (at most 10) with interrupts (`test_mode=irq`) or
+ * preemption (`preempt`) off, or the two in turn (`alternate`), each a busy
+ * wait of `delay` µs in `fn`, called from `caller`.
+ */
+export interface ModuleDelayTestDef {
+  fn: string;
+  caller: string;
+}
+
 export interface ModuleDef {
   /** The module's name as the kernel knows it (`trace_printk`; modprobe also takes `trace-printk`). */
   name: string;
+  /** Built only with this feature (a Kconfig option Debian leaves off): else modprobe finds no such module. */
+  feature?: KernelFeature;
+  /** Its parameters and their defaults (module_param); others given at load are ignored, as the kernel does. */
+  params?: Readonly<Record<string, string>>;
+  /** Its init's timed sections. */
+  delayTest?: ModuleDelayTestDef;
   /** Its text symbols then its data symbols, each in address order. */
   symbols: readonly ModuleSymbolDef[];
   /** The format strings of its trace_printk() calls (printk_formats). */
@@ -132,6 +153,10 @@ export interface ModuleHost {
   allocPercpu(size: number): bigint;
   perCpuPtr(ptr: bigint, cpu: number): bigint;
   moduleTypes(module: string): Btf | undefined;
+  readonly features: ReadonlySet<KernelFeature>;
+  readonly preemptIrq: PreemptIrq;
+  readonly tasks: TaskTable;
+  readonly clock: Clock;
 }
 
 /** How often a module's kernel thread wakes and its timer fires (the sample's: once a second). */
@@ -150,11 +175,16 @@ export interface LoadedModule {
   readonly size: number;
   /** Who holds it (try_module_get()): rmmod is EBUSY while above 0. */
   refs: number;
+  /** Its parameters' values (defaults, then what the load gave). */
+  readonly params: Readonly<Record<string, string>>;
   /** Its kernel thread's wake-ups, while loaded. */
   thread?: ReturnType<typeof setInterval>;
   /** Its timer's object (at `obj`, its `timer` member at `timerAt`) and expiries, while loaded. */
   timer?: { obj: bigint; timerAt: bigint; counter: bigint; expiries: ReturnType<typeof setInterval> };
 }
+
+/** PID_MAX_LIMIT on 64-bit: no pid reaches it. */
+const PID_MAX_LIMIT = 4194304;
 
 /** Where loadable modules' text begins: above the modules the symbol data was taken with. */
 const LOADABLE_BASE = 0xffffffffc0c00000n;
@@ -258,7 +288,9 @@ export class Modules {
   /** The definition of a module this kernel can load (its symbol data holds it). */
   find(name: string): ModuleDef | undefined {
     const n = moduleName(name);
-    return this.symbols().loadableModules().includes(n) ? this.defs.find((d) => d.name === n) : undefined;
+    if (!this.symbols().loadableModules().includes(n)) return undefined;
+    const def = this.defs.find((d) => d.name === n);
+    return def && (!def.feature || this.host.features.has(def.feature)) ? def : undefined;
   }
 
   get loaded(): readonly LoadedModule[] {
@@ -270,18 +302,24 @@ export class Modules {
     return this.loadedList.find((m) => m.def.name === n);
   }
 
-  /** init_module(): ENOENT for a module this kernel has not, EEXIST when loaded already. */
-  load(name: string): LoadedModule {
+  /**
+   * init_module(): ENOENT for a module this kernel has not, EEXIST when
+   * loaded already. `params`: NAME=VALUE as modprobe passes them.
+   */
+  load(name: string, params: Readonly<Record<string, string>> = {}): LoadedModule {
     const def = this.find(name);
     if (!def) fail('ENOENT');
     if (this.get(def.name)) fail('EEXIST');
     const k = this.defs.indexOf(def);
     const { base, text, data } = layout(def, k);
-    const mod: LoadedModule = { def, base, size: align16(text) + align16(data) + 4096, refs: 0 };
+    const values = { ...def.params };
+    for (const [p, v] of Object.entries(params)) if (def.params && p in def.params) values[p] = v;
+    const mod: LoadedModule = { def, base, size: align16(text) + align16(data) + 4096, refs: 0, params: values };
     this.symbols().setLoaded(def.name, true);
     this.loadedList = [mod, ...this.loadedList];
     this.notify(mod, 'coming');
     this.runInit(mod);
+    if (def.delayTest) this.runDelayTest(mod, def.delayTest);
     this.notify(mod, 'live');
     if (def.thread) {
       mod.thread = setInterval(() => this.runThread(mod), THREAD_PERIOD_MS);
@@ -362,6 +400,61 @@ export class Modules {
         }
       }
     }
+  }
+
+  /**
+   * preemptirq_delay_test's sections, one after the other, in a kernel
+   * thread of its own (`<test_mode>_test`, on CPU `cpu_affinity` or 0):
+   * interrupts or preemption off, a busy wait of `delay` µs, then back on;
+   * the thread is stopped once they are done, and only then does the load
+   * return (wait_for_completion()).
+   */
+  private runDelayTest(mod: LoadedModule, t: ModuleDelayTestDef): void {
+    const host = this.host;
+    const p = mod.params;
+    // A pid no task has: from the top of pid_max down (the machine's processes get low ones first).
+    let pid = PID_MAX_LIMIT - 1;
+    while (host.tasks.get(pid)) pid--;
+    const task = host.tasks.add(new Task(pid, pid, `${p.test_mode}_test`, 2, true));
+    const cpu = Number(p.cpu_affinity);
+    task.cpu = cpu >= 0 && cpu < host.cpus.length ? cpu : 0;
+    try {
+      this.delaySections(mod, t, task);
+    } finally {
+      task.exited = true;
+      host.tasks.delete(pid);
+    }
+  }
+
+  private delaySections(mod: LoadedModule, t: ModuleDelayTestDef, task: Task): void {
+    const host = this.host;
+    const p = mod.params;
+    const delayUs = Math.max(0, Number(p.delay) || 0);
+    const burst = Math.min(Math.max(Number(p.burst_size) || 0, 0), 10);
+    const addr = (fn: string, off: bigint): bigint => (host.symbols.lookupName(fn, mod.def.name)?.addr ?? mod.base) + off;
+    const ip = addr(t.fn, 0x2dn);
+    const parent = host.symbols.lookupName(t.caller)?.addr ?? 0n;
+    for (let i = 0; i < burst; i++) {
+      const irq = p.test_mode === 'irq' || (p.test_mode === 'alternate' && i % 2 === 0);
+      if (!irq && p.test_mode !== 'preempt' && p.test_mode !== 'alternate') continue;
+      if (irq) host.preemptIrq.irqDisable(task, ip, parent);
+      else host.preemptIrq.preemptDisable(task, ip, parent);
+      this.busyWait(BigInt(Math.round(delayUs * 1000)));
+      const end = ip + 0x40n;
+      if (irq) host.preemptIrq.irqEnable(task, end, parent);
+      else host.preemptIrq.preemptEnable(task, end, parent);
+    }
+  }
+
+  /**
+   * busy_wait(): spins until `ns` of the kernel's clock have passed. The
+   * emulator spins too: a wait on the event loop would let the rest of the
+   * kernel run meanwhile and stretch the section by however long that takes.
+   */
+  private busyWait(ns: bigint): void {
+    const clock = this.host.clock;
+    const end = clock.nowNs() + ns;
+    while (clock.nowNs() < end);
   }
 
   /** delete_module(): ENOENT when not loaded, EBUSY while something holds it. */

@@ -193,11 +193,41 @@ const REMOTE_TEST: ModuleDef = {
   permanent: true,
 };
 
-/** The sample modules of 6.12's source. */
-export const SAMPLE_MODULES: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE, FTRACE_DIRECT, FTRACE_DIRECT_TOO];
+/**
+ * kernel/trace/preemptirq_delay_test.c (with the latency tracers): its init
+ * runs interrupts- or preemption-off sections of `delay` µs in a kernel
+ * thread and waits for them; its test functions are inlined into the
+ * thread's function.
+ */
+const PREEMPTIRQ_DELAY_TEST: ModuleDef = {
+  name: 'preemptirq_delay_test',
+  feature: 'latency-tracers',
+  params: { delay: '100', test_mode: 'irq', burst_size: '1', cpu_affinity: '-1' },
+  delayTest: { fn: 'preemptirq_delay_run', caller: 'kthread' },
+  symbols: [
+    { name: 'busy_wait', type: 't', size: 0x60, traceable: true },
+    ...Array.from({ length: 10 }, (_, i) => ({ name: `preemptirqtest_${i}`, type: 't', size: 0x150, traceable: true })),
+    { name: 'preemptirq_delay_run', type: 't', size: 0x130, traceable: true },
+    { name: 'preemptirq_run_test', type: 't', size: 0xd0, traceable: true },
+    { name: 'trigger_store', type: 't', size: 0x30, traceable: true },
+    { name: 'preemptirq_delay_exit', type: 't', size: 0x20 },
+    { name: 'cleanup_module', type: 't', size: 0x20 },
+    { name: 'delay', type: 'd', size: 0x8 },
+    { name: 'test_mode', type: 'd', size: 0xc },
+    { name: 'burst_size', type: 'd', size: 0x4 },
+    { name: 'cpu_affinity', type: 'd', size: 0x4 },
+    { name: 'testfuncs', type: 'd', size: 0x50 },
+    { name: '__this_module', type: 'd', size: 0x500 },
+    { name: 'done', type: 'b', size: 0x20 },
+    { name: 'preemptirq_delay_kobj', type: 'b', size: 0x8 },
+  ],
+};
+
+/** The sample modules of 6.12's source (the latency tracers' test module last: earlier ones keep their place). */
+export const SAMPLE_MODULES: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE, FTRACE_DIRECT, FTRACE_DIRECT_TOO, PREEMPTIRQ_DELAY_TEST];
 
 /** The sample and test modules of 7.2's source. */
-export const SAMPLE_MODULES_7_2: readonly ModuleDef[] = [...SAMPLE_MODULES, REMOTE_TEST];
+export const SAMPLE_MODULES_7_2: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE, FTRACE_DIRECT, FTRACE_DIRECT_TOO, REMOTE_TEST, PREEMPTIRQ_DELAY_TEST];
 
 /** The sample and test modules of 7.3's source. */
-export const SAMPLE_MODULES_7_3: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE_7_3, FTRACE_DIRECT, FTRACE_DIRECT_TOO, REMOTE_TEST];
+export const SAMPLE_MODULES_7_3: readonly ModuleDef[] = [TRACE_PRINTK, TRACE_EVENTS_SAMPLE_7_3, FTRACE_DIRECT, FTRACE_DIRECT_TOO, REMOTE_TEST, PREEMPTIRQ_DELAY_TEST];

@@ -38,8 +38,10 @@ export class Task {
   irqsOff = 0;
   /** migrate_disable() depth. */
   migrateDisable = 0;
-  /** Effective priority as the scheduler sees it (task->prio: 120 for nice 0). */
+  /** Effective priority as the scheduler sees it (task->prio: 120 for nice 0, 99 - rt_priority for real-time tasks). */
   prio = 120;
+  /** Scheduling policy (task->policy: SCHED_NORMAL 0, SCHED_FIFO 1, SCHED_RR 2, SCHED_DEADLINE 6). */
+  policy = 0;
   /** Address of this task's task_struct in kernel memory (0 until laid out). */
   addr = 0n;
   /** Lowest address of its kernel stack (THREAD_SIZE below the top). */

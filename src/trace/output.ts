@@ -15,8 +15,9 @@ import {
   TRACE_FLAG_SOFTIRQ,
 } from '../kernel/context.js';
 import type { KernelProfile } from '../kernel/profiles/profile.js';
+import { printIpSym } from './ksym.js';
 import type { RingBuffer } from './ring_buffer.js';
-import type { TraceArray } from './trace_array.js';
+import type { MaxTrace, TraceArray } from './trace_array.js';
 
 /** ns2usecs(): rounded to the nearest microsecond. */
 function ns2usecs(ns: number): number {
@@ -134,20 +135,31 @@ export const LAT_HELP_HEADER =
   '#  cmd     pid     |||||| time  |   caller     \n' +
   '#     \\   /        ||||||  \\    |    /       \n';
 
-/** print_trace_header(): the latency-format header. */
-export function latencyTraceHeader(tr: TraceArray, rb: RingBuffer): string {
-  const { entries, total } = totalEntries(rb);
+/** print_trace_header(): the latency-format header, with what made the maximum when the buffer holds one. */
+export function latencyTraceHeader(tr: TraceArray, rb: RingBuffer, max?: MaxTrace, skipped = 0): string {
+  let { entries, total } = totalEntries(rb);
+  // Skipped records count in neither figure, and the overruns are left out then (get_total_entries_cpu()).
+  if (skipped) total = entries -= skipped;
   const nr = tr.tracing.kernel.numOnlineCpus();
   const profile = tr.profile;
-  return (
+  const us = max ? Math.floor(max.latency / 1000) : 0;
+  let s =
     `# ${tr.tracer.name} latency trace v1.1.5 on ${profile.build.release}\n` +
     '# --------------------------------------------------------------------\n' +
-    `# latency: 0 us, #${entries}/${total}, CPU#0 | (M:${profile.preemptModel} VP:0, KP:0, SP:0 HP:0 #P:${nr})\n` +
+    `# latency: ${us} us, #${entries}/${total}, CPU#${max?.cpu ?? 0} | (M:${profile.preemptModel} VP:0, KP:0, SP:0 HP:0 #P:${nr})\n` +
     '#    -----------------\n' +
-    '#    | task: -0 (uid:0 nice:0 policy:0 rt_prio:0)\n' +
-    '#    -----------------\n' +
-    '#\n'
-  );
+    (max
+      ? `#    | task: ${max.comm}-${max.pid} (uid:0 nice:${max.nice} policy:${max.policy} rt_prio:${max.rtPriority})\n`
+      : '#    | task: -0 (uid:0 nice:0 policy:0 rt_prio:0)\n') +
+    '#    -----------------\n';
+  if (max?.criticalStart) {
+    const top = tr.tracing.top.options;
+    const flags = { symOffset: top.has('sym-offset'), symAddr: top.has('sym-addr') };
+    const kernel = tr.tracing.kernel;
+    s += `#  => started at: ${printIpSym(kernel, max.criticalStart, flags)}\n`;
+    s += `#  => ended at:   ${printIpSym(kernel, max.criticalEnd, flags)}\n#\n`;
+  }
+  return s + '#\n';
 }
 
 /** Marks of trace_find_mark(): how long until the next event. */

@@ -5,6 +5,7 @@
 import type { ExecContext } from '../kernel/context.js';
 import { fail } from '../kernel/errno.js';
 import type { KernelProfile } from '../kernel/profiles/profile.js';
+import type { Task } from '../kernel/task.js';
 import { ArrayFtrace } from './ftrace/array_ftrace.js';
 import { recordStack, stackEntries } from './ftrace/kernel_stack.js';
 import { ALL_CPUS, RingBuffer } from './ring_buffer.js';
@@ -16,6 +17,29 @@ import type { Tracing } from './tracing.js';
 
 /** Per-CPU buffer size a trace array grows to on first use (TRACE_BUF_SIZE_DEFAULT: 1408 KiB). */
 export const TRACE_BUF_SIZE_DEFAULT = 1441792;
+
+/** The per-CPU data of the snapshot buffer that a new maximum fills in (__update_max_tr()), as the latency header prints it. */
+export interface MaxTrace {
+  /** The CPU whose section made the maximum (max_buf->cpu). */
+  cpu: number;
+  /** The latency (ns). */
+  latency: number;
+  comm: string;
+  pid: number;
+  nice: number;
+  policy: number;
+  rtPriority: number;
+  /** Where the section started and ended (irqsoff family); 0n for the wakeup tracers. */
+  criticalStart: bigint;
+  criticalEnd: bigint;
+}
+
+/** Where a section being timed stands: when it started (the snapshot's time_start) and its edges. */
+export interface MaxSection {
+  timestamp: number;
+  criticalStart: bigint;
+  criticalEnd: bigint;
+}
 
 export class TraceArray {
   /** Open files and other users that keep an instance from being removed. */
@@ -57,6 +81,10 @@ export class TraceArray {
   readonly tracerWatchers = new Set<(t: Tracer) => void>();
   /** tr->clear_trace: a dynamic event that was on here was removed; its buffers are reset after the command. */
   clearTrace = false;
+  /** tracing_max_latency, in ns (the latency tracers' maximum so far). */
+  maxLatency = 0;
+  /** What the snapshot buffer's maximum trace was taken of (its array_buffer's data), once one was. */
+  maxTrace?: MaxTrace;
 
   constructor(
     readonly tracing: Tracing,
@@ -256,10 +284,19 @@ export class TraceArray {
     if (t === this.tracer) return;
     if (this.traceRef > 0) fail('EBUSY');
     this.tracer.reset(this);
+    const hadMax = this.tracer.usesSnapshot === true;
     this.tracer = nopTracer;
+    // A latency tracer's maximum lives in the snapshot buffer: allocated while one is current.
+    if (hadMax && !t.usesSnapshot) this.freeSnapshot();
+    if (!hadMax && t.usesSnapshot) this.allocSnapshot();
     // tracer_init(): a new tracer starts from empty buffers.
     this.reset();
-    t.init(this);
+    try {
+      t.init(this);
+    } catch (e) {
+      if (t.usesSnapshot) this.freeSnapshot();
+      throw e;
+    }
     this.tracer = t;
   }
 
@@ -426,6 +463,33 @@ export class TraceArray {
       return;
     }
     this.swapSnapshot();
+  }
+
+  /**
+   * update_max_tr(): a new maximum — the live buffer becomes the snapshot
+   * (the whole buffer, every CPU, where the kernel swaps only the CPU's for
+   * the irqsoff family) and what made it is remembered for the header.
+   */
+  updateMaxTr(task: Task, cpu: number, section: MaxSection): void {
+    if (this.stopCount || !this.allocatedSnapshot) return;
+    const live = this.buffer;
+    this.buffer = this.snapshotBuffer;
+    this.snapshotBuffer = live;
+    this.snapshotTimeStart = section.timestamp;
+    const rt = task.prio < 100 && task.prio >= 0;
+    this.maxTrace = {
+      cpu,
+      latency: this.maxLatency,
+      comm: task.comm,
+      pid: task.pid,
+      nice: rt ? 0 : task.prio - 120,
+      policy: task.policy,
+      rtPriority: rt ? 99 - task.prio : 0,
+      criticalStart: section.criticalStart,
+      criticalEnd: section.criticalEnd,
+    };
+    this.tracing.cmdlines.save(task.pid, task.comm);
+    this.snapshotBuffer.wakeWaiters();
   }
 
   /** `echo 2 > snapshot`: empties the snapshot, keeping it allocated. */

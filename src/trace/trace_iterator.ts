@@ -57,6 +57,8 @@ interface Entry {
 export class TraceIterator implements TracerPrintContext, OutputContext {
   readonly cpuFile: number;
   readonly snapshot: boolean;
+  /** Reads the snapshot buffer: the `snapshot` file, or `trace` under a tracer that keeps its maximum there (print_max). */
+  private readonly maxBuffer: boolean;
   readonly consuming: boolean;
   readonly tracer: Tracer;
   readonly latencyFormat: boolean;
@@ -69,6 +71,8 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
   private readonly heads: (Entry | null | undefined)[] = [];
   private readonly cpuList: number[];
   private readonly fixedBuffer: RingBuffer | null;
+  /** Records before the snapshot's start, not shown (skipped_entries, all CPUs). */
+  private skipped = 0;
   /** Index of the current entry (iter->idx): from 0 in `trace`, from 1 in each trace_pipe read. */
   idx = -1;
   /** The entry being printed (for lookahead on its CPU). */
@@ -87,6 +91,7 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     this.snapshot = opts.snapshot ?? false;
     this.consuming = opts.consuming ?? false;
     this.tracer = tr.tracer;
+    this.maxBuffer = this.snapshot || (!this.consuming && this.tracer.printMax === true);
     this.latencyFormat = tr.options.has('latency-format');
     this.timeInNs = tr.clock.inNs;
     this.contextPrinter = new ContextPrinter(tr.profile);
@@ -98,7 +103,16 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     this.cpuList = this.cpuFile === ALL_CPUS ? rb.cpus.map((cb) => cb.cpu) : [this.cpuFile];
     if (!this.consuming) {
       for (const cb of rb.cpus) {
-        this.iters.push(this.cpuFile === ALL_CPUS || this.cpuFile === cb.cpu ? new RingBufferIter(cb) : null);
+        const it = this.cpuFile === ALL_CPUS || this.cpuFile === cb.cpu ? new RingBufferIter(cb) : null;
+        this.iters.push(it);
+        // tracing_iter_reset(): a maximum swapped in keeps older records on CPUs never reset; they are skipped.
+        if (it && this.maxBuffer) {
+          const start = this.timeStart;
+          for (let ev = it.peek(); ev && ev.ts < start; ev = it.peek()) {
+            it.advance();
+            this.skipped++;
+          }
+        }
       }
     }
   }
@@ -109,11 +123,11 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
   }
 
   get buffer(): RingBuffer {
-    return this.fixedBuffer ?? (this.snapshot ? this.tr.snapshotBuffer : this.tr.buffer);
+    return this.fixedBuffer ?? (this.maxBuffer ? this.tr.snapshotBuffer : this.tr.buffer);
   }
 
   private get timeStart(): number {
-    return this.snapshot ? this.tr.snapshotTimeStart : this.tr.timeStart;
+    return this.maxBuffer ? this.tr.snapshotTimeStart : this.tr.timeStart;
   }
 
   option(name: string): boolean {
@@ -234,7 +248,7 @@ export class TraceIterator implements TracerPrintContext, OutputContext {
     const nr = tr.tracing.kernel.numOnlineCpus();
     if (this.latencyFormat) {
       if (this.empty()) return '';
-      return latencyTraceHeader(tr, this.buffer) + (verbose ? '' : LAT_HELP_HEADER);
+      return latencyTraceHeader(tr, this.buffer, this.maxBuffer ? tr.maxTrace : undefined, this.skipped) + (verbose ? '' : LAT_HELP_HEADER);
     }
     if (verbose) return '';
     const tgid = tr.options.has('record-tgid');

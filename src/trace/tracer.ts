@@ -41,6 +41,8 @@ export interface Tracer {
   readonly options?: readonly TracerOption[];
   /** Latency tracers keep their maximum in the snapshot buffer: `snapshot` is theirs (EBUSY). */
   readonly usesSnapshot?: boolean;
+  /** `trace` shows the snapshot buffer, where the maximum is (print_max). */
+  readonly printMax?: boolean;
   /** Selected on `tr`; throw a KernelError to refuse. */
   init(tr: TraceArray): void;
   /** Replaced on `tr`. */

@@ -70,7 +70,9 @@ export function addCoreFiles(dir: Dir, tr: TraceArray): void {
   add('buffer_subbuf_size_kb', 0o640, bufferSubbufSizeFile(tr));
   add('snapshot', 0o640, snapshotFile(tr));
   add('error_log', 0o640, errorLogFile(tr));
-  if (tr.profile.maxLatencyFile && tr.isTop) add('tracing_max_latency', 0o640, tracingMaxLatencyFile(tr));
+  // Every array has it with the latency tracers (CONFIG_TRACER_MAX_TRACE); Debian's 6.12 only at the top.
+  const latency = tr.tracing.kernel.features.has('latency-tracers');
+  if (latency || (tr.profile.maxLatencyFile && tr.isTop)) add('tracing_max_latency', 0o640, tracingMaxLatencyFile(tr));
   addFtraceFiles(dir, tr);
   const options = dir.add(optionsDir(tr));
   tr.tracerWatchers.add((t: Tracer) => addTracerOptionFiles(options, tr, t));

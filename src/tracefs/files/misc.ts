@@ -29,13 +29,12 @@ export function tracingThreshFile(tracing: Tracing): FileOps {
   };
 }
 
-/** tracing_max_latency (6.12): the latency tracers' maximum, in microseconds. */
+/** tracing_max_latency: the latency tracers' maximum, kept in ns and shown in microseconds (tracing_nsecs_read/write). */
 export function tracingMaxLatencyFile(tr: TraceArray): FileOps {
-  let maxLatency = 0;
   return trFile(tr, {
-    ...simpleRead(() => `${maxLatency}\n`),
+    ...simpleRead(() => `${Math.floor(tr.maxLatency / 1000)}\n`),
     write(_f, data) {
-      maxLatency = writeUlong(data);
+      tr.maxLatency = writeUlong(data) * 1000;
       return data.length;
     },
   });

@@ -34,6 +34,8 @@ export function snapshotFile(tr: TraceArray, cpu = ALL_CPUS): FileOps {
       if (f.readable) f.private = new TraceReader(() => new TraceIterator(tr, { cpu, snapshot: true }));
     },
     read(f, size, pos) {
+      // s_start(): a latency tracer's maximum is not for the snapshot file.
+      if (tr.tracer.usesSnapshot) fail('EBUSY');
       return (f.private as TraceReader).read(size, pos);
     },
     write(_f, data) {

@@ -86,7 +86,11 @@ export function traceFile(tr: TraceArray, opts: TraceFileOptions = {}): FileOps 
     open(f: OpenFile) {
       const st: State = {};
       f.private = st;
-      if (f.writable && f.flags & O_TRUNC) tr.reset(cpu);
+      if (f.writable && f.flags & O_TRUNC) {
+        // A latency tracer's `trace` is its maximum: that is what truncating clears.
+        if (tr.tracer.printMax) tr.clearSnapshot(cpu);
+        else tr.reset(cpu);
+      }
       if (f.readable) {
         if (tr.options.has('pause-on-trace')) {
           tr.stop();
