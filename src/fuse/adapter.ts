@@ -12,7 +12,6 @@ import { CACHE_TIMEOUT_S, KernelCache } from './kernel_cache.js';
 import { NodeIds } from './node_ids.js';
 import type { FuseHandler, FuseNotices, FuseReplies, FuseRequest, SetAttr } from './session.js';
 
-
 /** How long a busy operation waits for RELEASE requests in flight before it runs again. */
 const RELEASE_GRACE_MS = 20;
 
