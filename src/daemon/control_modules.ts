@@ -10,7 +10,7 @@ import { registerControlCommand } from './control.js';
 registerControlCommand(
   'module',
   'loadable modules: args {"op": "load"|"unload"|"list", "name": NAME, "params": {NAME: VALUE}}; errors carry the kernel\'s errno (ENOENT, EEXIST, EBUSY)',
-  (args, ctx) => {
+  async (args, ctx) => {
     const { modules } = ctx.emulator.kernel;
     const name = typeof args.name === 'string' ? args.name : '';
     switch (args.op) {
@@ -21,6 +21,8 @@ registerControlCommand(
       }
       case 'unload':
         modules.unload(name);
+        // rmmod returns once the mount no longer shows the module's events (the kernel forgot their entries).
+        await ctx.mount.settled();
         return { name };
       case 'list':
         return { text: procModulesText(modules) };
