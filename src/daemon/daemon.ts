@@ -10,7 +10,7 @@ import { resolve } from 'node:path';
 import { HostDriver, type HostOptions } from '../host/driver.js';
 import { createEmulator, type Emulator, type EmulatorOptions } from '../index.js';
 import { applyMountOptions, parseTracefsOptions, showTracefsOptions, type TracefsMountOptions } from '../tracefs/ownership.js';
-import { type MountedTracefs, mountTracefs } from '../fuse/mount.js';
+import { type MountedTracefs, mountTracefs, userOnlyMount } from '../fuse/mount.js';
 import { mountAt } from '../fuse/mount_table.js';
 import { type ControlContext, ControlServer } from './control.js';
 import './control_commands.js';
@@ -80,6 +80,7 @@ async function serve(o: ServeOptions): Promise<Served> {
   host.start();
   applyMountOptions(emulator.fs.root, emulator.fs.sb, userOwned(tracefsOpts), false);
 
+  if (userOnlyMount()) log(`mounting for uid ${process.getuid?.()} only: for other users to reach it, add user_allow_other to /etc/fuse.conf (as root)`);
   const mount = await mountTracefs(emulator.fs, mountpoint, { fuseOptions: o.fuseOptions, autoUnmount: o.autoUnmount, log });
   // debugfs and /proc views for `tracefs-emu exec` namespaces.
   const views = await serveNamespaceViews(emulator, mountpoint, { log, autoUnmount: o.autoUnmount }).catch(async (e: Error) => {

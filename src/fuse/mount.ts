@@ -68,18 +68,15 @@ export interface MountedTracefs {
 }
 
 /**
- * The options of a mount by this user. fusermount lets a user other than
- * root give allow_other only when /etc/fuse.conf says user_allow_other:
- * without it, the mount is this user's alone (said once, with the fix).
+ * Whether a mount by this user is theirs alone: fusermount lets a user other
+ * than root give allow_other only when /etc/fuse.conf says user_allow_other.
  */
-let saidUserOnly = false;
+export function userOnlyMount(): boolean {
+  return (process.getuid?.() ?? 0) !== 0 && !userAllowOther();
+}
 
-function baseOptions(log: (m: string) => void): readonly string[] {
-  const uid = process.getuid?.() ?? 0;
-  if (uid === 0 || userAllowOther()) return TRACEFS_FUSE_OPTIONS;
-  if (!saidUserOnly) log(`mounting for uid ${uid} only: for other users to reach it, add user_allow_other to /etc/fuse.conf (as root)`);
-  saidUserOnly = true;
-  return TRACEFS_FUSE_OPTIONS.filter((o) => o !== 'allow_other');
+function baseOptions(): readonly string[] {
+  return userOnlyMount() ? TRACEFS_FUSE_OPTIONS.filter((o) => o !== 'allow_other') : TRACEFS_FUSE_OPTIONS;
 }
 
 function canOpen(path: string): boolean {
@@ -125,7 +122,7 @@ export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions 
 
   const adapter = new FuseAdapter(fs, { log });
   const cache = adapter.cache;
-  const options = [...baseOptions(log), ...(opts.autoUnmount === false ? [] : ['auto_unmount']), ...(opts.fuseOptions ?? [])];
+  const options = [...baseOptions(), ...(opts.autoUnmount === false ? [] : ['auto_unmount']), ...(opts.fuseOptions ?? [])];
   let sessionEnded!: () => void;
   const ended = new Promise<void>((ok) => (sessionEnded = ok));
   const unwatch = watchTree(fs.root, cache);

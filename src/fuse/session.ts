@@ -13,6 +13,7 @@ import type { Caller } from '../kernel/caller.js';
 import type { Interruption } from '../kernel/syscall.js';
 import { errno } from '../kernel/errno.js';
 import { nativeAddon } from '../host/native_addon.js';
+import { O_ACCMODE, O_RDONLY, O_TRUNC } from '../tracefs/node.js';
 import type { Stat } from '../tracefs/tracefs.js';
 import type { FileCacheSink } from './file_cache.js';
 import { CACHE_TIMEOUT_S } from './kernel_cache.js';
@@ -175,7 +176,7 @@ export interface FuseHandler {
   poll(req: FuseRequest, id: number, fh: number): void;
   /** The kernel interrupted a request that was given to the handler and is not answered yet. */
   interrupted(req: FuseRequest): void;
-  /** After each request given to the handler; `mutating`: it may have changed state (write, release, setattr, mkdir, rmdir, open). */
+  /** After each request given to the handler; `mutating`: it may have changed state (a write, setattr, mkdir, rmdir; an open or release for writing or with O_TRUNC). */
   handled?(mutating: boolean): void;
 }
 
@@ -241,8 +242,13 @@ type NativeSessionClass = new (
 
 const EMPTY = Buffer.alloc(0);
 
-/** Requests that may change state (file_cache.ts checks its entries after them). */
-const MUTATING = new Set<number>([Op.Setattr, Op.Open, Op.Write, Op.Release, Op.Mkdir, Op.Rmdir]);
+/** Requests that may change state (file_cache.ts checks its entries after them); an open or release only with write access or O_TRUNC. */
+const MUTATING = new Set<number>([Op.Setattr, Op.Write, Op.Mkdir, Op.Rmdir]);
+
+function mutates(op: number, flags: number): boolean {
+  if (op === Op.Open || op === Op.Release) return (flags & O_ACCMODE) !== O_RDONLY || (flags & O_TRUNC) !== 0;
+  return MUTATING.has(op);
+}
 
 /** The requests the native side answers from cached files, as nativeCounts() orders them. */
 const NATIVE_KINDS = ['open', 'read', 'release', 'getattr'] as const;
@@ -281,7 +287,7 @@ export class FuseSession implements FuseReplies, FuseNotices, FileCacheSink {
       options.join(','),
       (op, name, data) => {
         this.dispatch(op, name, data);
-        this.handler.handled?.(MUTATING.has(op));
+        this.handler.handled?.(mutates(op, this.args[Arg.Flags]!));
       },
       () => this.end(),
       (sent) => this.noticesSent(sent),
