@@ -5,7 +5,7 @@
 // that happened to land in them, with holes where the emulator puts its own
 // pieces (the tracefs file's operations, the path walk, sleeping).
 //
-//   kernel-oracle [--series S] --out DIR run - < tools/oracle/kernel-paths.sh
+//   cat tools/oracle/capture.sh tools/oracle/kernel-paths.sh | kernel-oracle [--series S] --out DIR run -
 //   node tools/kernel-paths/build.mjs S DIR
 //
 // Output format (read by src/kernel/call_paths.ts): blocks introduced by a

@@ -1,11 +1,10 @@
 # Oracle snippet: what the real kernel runs, for the emulated kernel's call
 # paths and background activity.
-# Run:  kernel-oracle [--series 6.12] --out OUTDIR run - < tools/oracle/kernel-paths.sh
+# Run:  cat tools/oracle/capture.sh tools/oracle/kernel-paths.sh | kernel-oracle [--series 6.12] --out OUTDIR run -
 #   ps.txt            /proc/*/stat of every task (kernel threads: pids, comms, prio, cpu)
 #   idle-graph.txt.gz function_graph of 0.3 s of an idle system (both CPUs)
 #   idle-events.txt.gz  sched/timer/irq/workqueue/rcu/kmem/lock events over 1 s idle
 #   op-*.txt.gz       function_graph of the syscalls of one operation on tracefs files
-O=$KORACLE_OUT
 for p in /proc/[0-9]*; do cat $p/stat 2>/dev/null; echo; done | grep . > $O/ps.txt
 nproc > $O/nproc.txt
 
@@ -29,20 +28,7 @@ echo 0 > events/enable
 echo > trace
 echo 1 > tracing_on
 
-mkdir instances/cap
-C=instances/cap
-echo 16384 > $C/buffer_size_kb
-echo 1 > $C/options/function-fork
-echo $$ > $C/set_ftrace_pid
-echo function_graph > $C/current_tracer
-op() {
-  name=$1; shift
-  echo > $C/trace
-  echo 1 > $C/tracing_on
-  eval "$@"
-  echo 0 > $C/tracing_on
-  cat $C/trace | gzip > $O/op-$name.txt.gz
-}
+capture_begin ''
 op cat-available_tracers 'cat available_tracers > /dev/null'
 op cat-README 'cat README > /dev/null'
 op echo-trace_marker 'echo hello > trace_marker'
@@ -86,4 +72,4 @@ echo 1 > events/sched/sched_switch/enable
 cat README > /dev/null; echo hello > trace_marker; timeout 0.5 cat $C/trace_pipe > /dev/null; sh -c true; mkdir instances/bar; rmdir instances/bar
 echo 0 > events/enable
 cat trace | gzip > $O/syscalls.txt.gz
-ls -la $O
+capture_end
