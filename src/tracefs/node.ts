@@ -140,14 +140,8 @@ export interface FileOps {
   open?(f: OpenFile): void | Promise<void>;
   /** Returns at most `size` bytes from file position `pos`; empty at EOF. May wait (abort = interrupted). */
   read?(f: OpenFile, size: number, pos: number, abort: Interruption): Buffer | Promise<Buffer>;
-  /** Returns the number of bytes consumed. `task`: the task the write runs in (the opener's, unless `writerTask`). */
+  /** Returns the number of bytes consumed. `task`: the task of the process calling write(2). */
   write?(f: OpenFile, data: Buffer, pos: number, task: Task): number | Promise<number>;
-  /**
-   * write(2) runs in the task of the process calling it, not the opener's: a
-   * write that acts on the writer's CPU (a remote's write_event), whoever
-   * opened the file (a shell opens a redirection before its child execs).
-   */
-  writerTask?: boolean;
   release?(f: OpenFile): void;
   /** Current poll mask; `wake` is to be called when it may have changed. */
   poll?(f: OpenFile, wake: () => void): number;

@@ -78,8 +78,8 @@ export class Handle {
   /** write(2) by `caller` (the opener when not given). */
   write(data: Buffer, pos: number, caller: Caller = this.file.caller): Promise<number> {
     const { fops } = this.node;
-    const by = fops.writerTask ? caller : this.file.caller;
-    return this.fs.call(by, { name: 'write', path: this.node.path, count: data.length, data, pos, file: this.file, node: this.node }, async (task) => {
+    // write(2) runs in the task that makes it, whoever opened the file (a shell opens `> file` before its child writes).
+    return this.fs.call(caller, { name: 'write', path: this.node.path, count: data.length, data, pos, file: this.file, node: this.node }, async (task) => {
       if (!this.file.writable) fail('EBADF');
       if (!fops.write) fail('EINVAL');
       return fops.write(this.file, data, pos, task);

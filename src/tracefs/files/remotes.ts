@@ -117,7 +117,6 @@ function traceFile(remote: TraceRemote, cpu: number): FileOps {
 /** write_event: the remote writes its selftest event with the value, on the writer's CPU. */
 function writeEventFile(remote: TraceRemote): FileOps {
   return {
-    writerTask: true,
     write(_f, data, _pos, task) {
       remote.writer.writeEvent(task.cpu % remote.nrCpus, parseU64(data));
       return data.length;
