@@ -123,6 +123,16 @@ describe.skipIf(!!skip)(`tracefs-emu exec${skip ? ` (skipped: ${skip})` : ''}`, 
     expect(r.stderr).toMatch(/rmmod: ERROR: Module remote_test is in use/);
   });
 
+  it('records a write in the task that makes it: a child writing to the marker its shell opened', async () => {
+    const r = await run(
+      ['exec', '--mount', mnt, '--', 'sh', '-c', 'cd /sys/kernel/tracing; echo > trace; exec 3>trace_marker; /bin/echo from-child >&3; echo from-shell >&3; echo "sh=$$"; grep -v "^#" trace'],
+      env,
+    );
+    const sh = /sh=(\d+)/.exec(r.stdout)?.[1];
+    expect(r.stdout).toMatch(/^\s+echo-(\d+)\s+\[\d+\] \S+\s+[\d.]+: tracing_mark_write: from-child$/m);
+    expect(r.stdout).toMatch(new RegExp(`^\\s+sh-${sh}\\s+\\[\\d+\\] \\S+\\s+[\\d.]+: tracing_mark_write: from-shell$`, 'm'));
+  });
+
   it('returns the command status', async () => {
     expect((await run(['exec', '--mount', mnt, '--', 'sh', '-c', 'exit 7'], env)).code).toBe(7);
   });

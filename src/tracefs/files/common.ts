@@ -1,6 +1,7 @@
 /** Plumbing shared by the core tracefs files of a trace array. */
 import type { ExecContext } from '../../kernel/context.js';
 import { fail } from '../../kernel/errno.js';
+import type { Task } from '../../kernel/task.js';
 import type { TraceArray } from '../../trace/trace_array.js';
 import type { FileOps, OpenFile } from '../node.js';
 import { parseUlong, sliceAt } from '../seq_file.js';
@@ -54,8 +55,7 @@ export function writeText(data: Buffer, max: number): string {
   return data.toString('latin1');
 }
 
-/** The context of the task making a call on the mount (the file's opener), as a tracing hook sees it. */
-export function callerContext(tr: TraceArray, f: OpenFile, preemptCount = 0): ExecContext {
-  const { task } = f;
+/** The context of the task making a call on the mount, as a tracing hook sees it. */
+export function callerContext(tr: TraceArray, task: Task, preemptCount = 0): ExecContext {
   return { task, cpu: task.cpu % tr.tracing.kernel.nrCpus, flags: 0, preemptCount };
 }

@@ -11,16 +11,16 @@ function markerPreempt(tr: TraceArray): number {
 
 export function traceMarkerFile(tr: TraceArray): FileOps {
   return trFile(tr, {
-    write(f, data) {
-      return writeTraceMarker(tr, data, callerContext(tr, f, markerPreempt(tr)));
+    write(_f, data, _pos, task) {
+      return writeTraceMarker(tr, data, callerContext(tr, task, markerPreempt(tr)));
     },
   });
 }
 
 export function traceMarkerRawFile(tr: TraceArray): FileOps {
   return trFile(tr, {
-    write(f, data) {
-      return writeTraceMarkerRaw(tr, data, callerContext(tr, f, markerPreempt(tr)));
+    write(_f, data, _pos, task) {
+      return writeTraceMarkerRaw(tr, data, callerContext(tr, task, markerPreempt(tr)));
     },
   });
 }
