@@ -164,7 +164,7 @@ export class Fgraph {
     try {
       this.ftrace.startupSubops(this.graphOps, gops.ops);
     } catch (e) {
-      this.active--;
+      if (--this.active === 0) this.stopGraphTracing();
       this.bitmask &= ~(1 << idx);
       this.lru.push(idx);
       gops.ops.flags &= ~FTRACE_OPS_FL_GRAPH;
@@ -185,8 +185,8 @@ export class Fgraph {
     this.array[idx] = null;
     this.bitmask &= ~(1 << idx);
     this.lru.push(idx);
-    this.active--;
     this.ftrace.shutdownSubops(this.graphOps, gops.ops);
+    if (--this.active === 0) this.stopGraphTracing();
     this.restoreFunc(gops);
     gops.ops.flags &= ~FTRACE_OPS_FL_GRAPH;
   }
@@ -234,6 +234,13 @@ export class Fgraph {
   }
 
   private watchingSwitches = false;
+
+  /** The last user is gone: switches are no longer watched, so an idle kernel is unobserved again. */
+  private stopGraphTracing(): void {
+    if (!this.watchingSwitches) return;
+    this.kernel.tracepoints.unregister('sched_switch', this.onSwitch);
+    this.watchingSwitches = false;
+  }
 
   /** ftrace_graph_probe_sched_switch(): how long traced tasks were switched out (sleep-time off). */
   private readonly onSwitch = (_ctx: unknown, args: { prev_pid?: number; next_pid?: number }): void => {

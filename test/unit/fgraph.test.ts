@@ -129,6 +129,23 @@ describe('fgraph', () => {
     expect(fgraph.stackOf(task)).not.toBeNull();
   });
 
+  it('watches sched_switch only while it has a user, so a kernel it leaves is unobserved again', () => {
+    const { kernel, fgraph, id } = setup();
+    const [a, b] = [gopsOn([id('vfs_read')]), gopsOn([id('vfs_write')])];
+    expect(kernel.tracepoints.enabled('sched_switch')).toBe(false);
+    fgraph.register(a);
+    fgraph.register(b);
+    expect(kernel.tracepoints.enabled('sched_switch')).toBe(true);
+    fgraph.unregister(a);
+    expect(kernel.tracepoints.enabled('sched_switch')).toBe(true);
+    fgraph.unregister(b);
+    expect(kernel.tracepoints.enabled('sched_switch')).toBe(false);
+    expect(kernel.observed()).toBe(false);
+    fgraph.register(a);
+    expect(kernel.tracepoints.enabled('sched_switch')).toBe(true);
+    fgraph.unregister(a);
+  });
+
   it('leaves no stale record after ops and fgraph users come and go in any order', () => {
     const { kernel, ftrace, fgraph, task, id } = setup();
     const names = ['vfs_read', 'vfs_write', 'schedule', 'dput', 'kernel_clone', 'ksys_read'];
