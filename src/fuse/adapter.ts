@@ -103,7 +103,8 @@ export class FuseAdapter implements FuseHandler {
     r.then(
       (v) => {
         this.waiting.delete(req);
-        this.files.changed();
+        if (req.mutating) this.files.changed();
+        this.files.settle(this.waiting.size === 0);
         if (req.answered) late?.(v);
         else answer(v);
       },

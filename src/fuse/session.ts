@@ -126,6 +126,8 @@ export class FuseRequest implements Interruption {
     uid: number,
     gid: number,
     interrupted = false,
+    /** It may change state (see mutates()): what may be cached is checked once it is done. */
+    readonly mutating = false,
   ) {
     this.caller = { pid, uid, gid };
     this.interrupted = interrupted;
@@ -286,8 +288,9 @@ export class FuseSession implements FuseReplies, FuseNotices, FileCacheSink {
       mountpoint,
       options.join(','),
       (op, name, data) => {
-        this.dispatch(op, name, data);
-        this.handler.handled?.(mutates(op, this.args[Arg.Flags]!));
+        const mutating = mutates(op, this.args[Arg.Flags]!);
+        this.dispatch(op, name, data, mutating);
+        this.handler.handled?.(mutating);
       },
       () => this.end(),
       (sent) => this.noticesSent(sent),
@@ -297,7 +300,7 @@ export class FuseSession implements FuseReplies, FuseNotices, FileCacheSink {
     );
   }
 
-  private dispatch(op: number, name: string | undefined, data: Buffer | undefined): void {
+  private dispatch(op: number, name: string | undefined, data: Buffer | undefined, mutating: boolean): void {
     const a = this.args;
     if (op === Op.Interrupt) {
       const req = this.waiting.get(a[Arg.Slot]!);
@@ -311,7 +314,7 @@ export class FuseSession implements FuseReplies, FuseNotices, FileCacheSink {
       this.handler.forget(this.forgets, a[Arg.Size]!);
       return;
     }
-    const req = new FuseRequest(a[Arg.Slot]!, a[Arg.Pid]!, a[Arg.Uid]!, a[Arg.Gid]!, a[Arg.Interrupted] === 1);
+    const req = new FuseRequest(a[Arg.Slot]!, a[Arg.Pid]!, a[Arg.Uid]!, a[Arg.Gid]!, a[Arg.Interrupted] === 1, mutating);
     this.arrived[req.slot] = performance.now();
     this.kindOf[req.slot] = OP_NAMES[op] ?? String(op);
     const h = this.handler;
