@@ -188,6 +188,29 @@ export class Activity {
     }
   }
 
+  /**
+   * call_rcu() with no grace period under way (a reaped task's struct is
+   * freed after one): the grace-period kthread is woken from `from` (if the
+   * exit's calls did not already), and an idle CPU switches to it at once, as
+   * its wakeup IPI makes it; it runs its
+   * grace period at that CPU's next step. Only while call trees run: that is
+   * when its work can be seen.
+   */
+  startGracePeriod(from: Task): void {
+    const k = this.k;
+    if (this.rate <= 0 || !k.deep()) return;
+    const gp = k.tasks.byRole('rcu_preempt')[0];
+    if (!gp) return;
+    if (k.sched.sleeping(gp)) {
+      const idle = k.cpus.find((c) => c.curr.isIdle && !c.runqueue.length);
+      if (idle) gp.cpu = idle.id;
+      k.sched.wakeEvents(from, gp);
+    }
+    // Woken here or by the exit's own calls: an idle CPU does not wait for its next tick to run it.
+    const cpu = k.sched.cpuOf(gp);
+    if (cpu.curr.isIdle && cpu.runqueue[0] === gp) k.sched.schedule(cpu, 'R', gp);
+  }
+
   /** Woken kernel threads run until they sleep again. */
   private runWoken(cpu: Cpu, rng: Rng): void {
     for (let i = 0; i < 2; i++) {

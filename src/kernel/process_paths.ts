@@ -323,6 +323,7 @@ export class ProcessPaths {
       } finally {
         host.preemptCount -= SOFTIRQ_OFFSET + SOFTIRQ_DISABLE_OFFSET;
       }
+      k.activity?.startGracePeriod(host);
     }
     if (k.tasks.process(child.pid) === child) k.tasks.delete(child.pid);
   }

@@ -4,6 +4,7 @@
  * of functions for the function tracer — reproducible with a seed.
  */
 import { describe, expect, it } from 'vitest';
+import { Task } from '../../src/kernel/task.js';
 import { kernelEmu, recordCalls, recordEvents } from '../helpers/kernel.js';
 
 const EVENTS = ['sched_switch', 'sched_waking', 'sched_wakeup', 'sched_stat_runtime', 'rcu_utilization', 'hrtimer_start', 'hrtimer_expire_entry', 'timer_expire_entry', 'softirq_entry', 'kmalloc', 'kfree', 'kmem_cache_alloc', 'kmem_cache_free', 'workqueue_execute_start'];
@@ -87,5 +88,26 @@ describe('background activity', () => {
       e.k.activity!.advance();
     }
     expect(performance.now() - t0).toBeLessThan(200);
+  });
+
+  it('wakes the RCU grace-period kthread when a reaped task is freed, on an idle CPU at once', () => {
+    const e = kernelEmu({ cpus: 2, seed: 3, activity: 1, virtualClock: true });
+    e.k.stop();
+    const k = e.k;
+    const parent = k.tasks.add(new Task(300, 300, 'sh', 1));
+    const child = k.tasks.add(new Task(301, 301, 'ping', 300));
+    for (const t of [parent, child]) t.cpu = 0;
+    k.procs.fork(parent, child);
+    k.sched.ensureRunning(child);
+    const evs = recordEvents(k, ['rcu_utilization', 'sched_wakeup', 'sched_switch']);
+    k.procs.exit(child);
+    k.procs.reap(parent, child);
+    const gp = k.tasks.byRole('rcu_preempt')[0]!;
+    expect(k.sched.cpuOf(gp).curr).toBe(gp);
+    expect(k.sched.cpuOf(gp).id).toBe(1);
+    expect(evs.some((v) => v.name === 'sched_wakeup' && v.args.pid === gp.pid)).toBe(true);
+    // The idle CPU's switch to it is seen in the idle task's context.
+    expect(evs.some((v) => v.name === 'rcu_utilization' && v.pid === 0 && v.cpu === 1)).toBe(true);
+    expect(evs.some((v) => v.name === 'sched_switch' && v.args.prev_pid === 0 && v.args.next_pid === gp.pid)).toBe(true);
   });
 });
