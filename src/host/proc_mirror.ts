@@ -86,7 +86,10 @@ export class ProcessMirror {
       // The common case, a known process calling again: its comm tells whether it exec'd meanwhile — the
       // watcher's (read while the call waited: right even for a process gone since), else its /proc comm.
       const now = comm !== '<...>' ? comm : this.src.comm(pid, m.startTime);
-      if (now === known.comm) return known;
+      if (now === known.comm) {
+        this.follow(known, m);
+        return known;
+      }
       if (comm !== '<...>') {
         this.execInferred(known, m, comm);
         return known;
@@ -104,6 +107,24 @@ export class ProcessMirror {
     // Gone already, its fork not reported yet (the proc connector's line comes later): born of the parent the watcher saw.
     if (!known && ppid > 0 && comm !== '<...>') return this.born({ pid, tgid: pid, comm, ppid, cpu: this.k.tasks.get(ppid)?.cpu ?? 0, startTime: Number.MAX_SAFE_INTEGER });
     return this.adopt({ pid, tgid: pid, comm, ppid: 1, cpu: 0, startTime: 0 }, false);
+  }
+
+  /**
+   * A process that calls while it runs nowhere in the emulator runs where
+   * the host runs it now, or, if another task holds that CPU, on an idle one
+   * its affinity allows: two busy processes are not made to take turns on
+   * one emulated CPU at every call (each turn a context switch the trace
+   * would show). Read only when a switch is due anyway and someone can see it.
+   */
+  private follow(t: Task, m: Mirrored): void {
+    const k = this.k;
+    if (this.using !== t.pid || !k.observed()) return;
+    for (const c of k.cpus) if (c.curr === t) return;
+    const info = this.src.stat(t.pid);
+    if (!info || info.startTime !== m.startTime) return;
+    t.cpu = info.cpu % k.nrCpus;
+    let allowed: readonly number[] | undefined;
+    k.sched.selectIdle(t, (cpu) => (allowed ??= this.src.allowedCpus?.(t.pid) ?? []).includes(cpu));
   }
 
   /**

@@ -40,6 +40,8 @@ export interface ProcSource {
   mounts?(pid: number): readonly MountInfo[] | undefined;
   /** How many times the process was switched in so far (/proc/PID/schedstat); undefined when gone or unknown. */
   switches?(pid: number): number | undefined;
+  /** The CPUs it may run on (/proc/PID/status Cpus_allowed_list: its affinity); undefined when gone or unknown. */
+  allowedCpus?(pid: number): readonly number[] | undefined;
   /** Start time (clock ticks since host boot) of processes that count as started with the emulator: older ones existed at "boot". */
   readonly bootTicks: number;
 }
@@ -248,6 +250,16 @@ export class HostProcSource implements ProcSource {
     }
   }
 
+  allowedCpus(pid: number): readonly number[] | undefined {
+    try {
+      const m = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync(`${this.root}/${pid}/status`, 'latin1'));
+      return m ? parseCpuList(m[1]!) : undefined;
+    } catch (e) {
+      expectSystemError(e);
+      return undefined;
+    }
+  }
+
   /** Mount tables by mount namespace, re-read at most once a second (they rarely change). */
   private readonly mountTables = new Map<string, { at: number; mounts: readonly MountInfo[] }>();
 
@@ -285,12 +297,12 @@ export class HostProcSource implements ProcSource {
 
 /** A scripted /proc for tests: set what each pid shows; delete to make it exit. */
 export class FakeProcSource implements ProcSource {
-  readonly procs = new Map<number, ProcInfo & { exe?: string; cwd?: string; switches?: number }>();
+  readonly procs = new Map<number, ProcInfo & { exe?: string; cwd?: string; switches?: number; allowed?: number[] }>();
   bootTicks = 1000;
   /** What every process sees as its mounts. */
   mountTable: MountInfo[] = [{ mountPoint: '/', fstype: 'ext4', source: '/dev/vda1', options: 'rw', dev: '254:1' }];
 
-  set(info: Partial<ProcInfo> & { pid: number; comm: string; exe?: string; cwd?: string; switches?: number }): void {
+  set(info: Partial<ProcInfo> & { pid: number; comm: string; exe?: string; cwd?: string; switches?: number; allowed?: number[] }): void {
     this.procs.set(info.pid, { tgid: info.pid, ppid: 1, cpu: 0, startTime: this.bootTicks + 1, ...info });
   }
 
@@ -319,4 +331,19 @@ export class FakeProcSource implements ProcSource {
   switches(pid: number): number | undefined {
     return this.procs.get(pid)?.switches;
   }
+
+  allowedCpus(pid: number): readonly number[] | undefined {
+    return this.procs.get(pid)?.allowed;
+  }
+}
+
+/** A cpulist (`0-3,5`) as its CPU numbers. */
+function parseCpuList(list: string): number[] {
+  const cpus: number[] = [];
+  for (const part of list.split(',')) {
+    const [a, b] = part.split('-').map(Number);
+    if (a === undefined || Number.isNaN(a)) continue;
+    for (let c = a; c <= (b ?? a); c++) cpus.push(c);
+  }
+  return cpus;
 }

@@ -266,6 +266,18 @@ export class Scheduler {
     this.schedule(cpu, waker.isIdle ? 'R' : 'R+', task);
   }
 
+  /**
+   * select_idle_sibling(): a task about to run whose CPU is busy with
+   * another goes to an idle CPU it may run on, rather than preempting there
+   * (two busy tasks on one CPU would otherwise take turns at every call).
+   */
+  selectIdle(task: Task, allowed: (cpu: number) => boolean): void {
+    const here = this.cpuOf(task);
+    if (here.curr === task || here.curr.isIdle) return;
+    const idle = this.h.cpus.find((c) => c.curr.isIdle && !c.runqueue.length && allowed(c.id));
+    if (idle) task.cpu = idle.id;
+  }
+
   /** try_to_wake_up(task) run by `waker`. */
   wakeFrom(waker: Task, task: Task): void {
     if (!this.h.deep()) {

@@ -203,6 +203,24 @@ describe('process mirror', () => {
     expect(calls.map((c) => `${c.name}/${c.pid}`)).toEqual(['kernel_clone/900', 'kernel_clone/900', 'bprm_execve/904', 'do_exit/904']);
   });
 
+  it('two busy processes on one host CPU run on two emulated CPUs (an idle one their affinity allows), not taking turns at every call', async () => {
+    const { k, fs, proc } = kernelEmu({ cpus: 2 });
+    proc.set({ pid: 700, comm: 'trace-cmd', ppid: 1, startTime: 5, cpu: 0, allowed: [0, 1] });
+    proc.set({ pid: 701, comm: 'trace-cmd', ppid: 1, startTime: 5, cpu: 0, allowed: [0, 1] });
+    proc.set({ pid: 702, comm: 'taskset', ppid: 1, startTime: 5, cpu: 0, allowed: [0] });
+    const evs = recordEvents(k, ['sched_switch']);
+    // Born where the host says (both on CPU 0): the second preempts the first once.
+    for (const pid of [700, 701]) await fs.readFile('README', caller(pid));
+    evs.length = 0;
+    for (let i = 0; i < 10; i++) for (const pid of [700, 701]) await fs.readFile('README', caller(pid));
+    const mine = evs.filter((e) => [700, 701].includes(e.args.prev_pid as number) && [700, 701].includes(e.args.next_pid as number));
+    expect(mine).toEqual([]);
+    expect(new Set([k.tasks.get(700)!.cpu, k.tasks.get(701)!.cpu])).toEqual(new Set([0, 1]));
+    // One pinned to CPU 0 stays there, busy as CPU 0 is.
+    await fs.readFile('README', caller(702));
+    expect(k.tasks.get(702)!.cpu).toBe(0);
+  });
+
   it('has kernel threads with stable pids, per CPU', () => {
     const { k } = kernelEmu({ cpus: 4 });
     expect(k.tasks.get(0)!.comm).toBe('swapper/0');
