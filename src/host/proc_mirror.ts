@@ -301,6 +301,8 @@ export class ProcessMirror {
     if (known && !known.exited) return;
     if (known) this.exited(known);
     const parent = this.ensure(ppid, 0) ?? this.k.tasks.get(1);
+    // The host's kernel threads (kthreadd's children) are its own: the emulated kernel has its kthreads.
+    if (parent?.kthread) return;
     const info: ProcInfo = this.src.stat(pid) ?? { pid, tgid, comm: parent?.comm ?? '<...>', ppid, cpu: cpu ?? parent?.cpu ?? 0, startTime: 0 };
     const child = this.adopt({ ...info, pid, tgid, ppid: tgid === pid ? ppid : (parent?.ppid ?? ppid), comm: parent?.comm ?? info.comm, cpu: cpu ?? info.cpu }, true, parent);
     if (parent) this.k.procs.fork(parent, child, this.forkCall(ppid));

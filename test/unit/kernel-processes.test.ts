@@ -221,6 +221,15 @@ describe('process mirror', () => {
     expect(k.tasks.get(702)!.cpu).toBe(0);
   });
 
+  it('leaves the host\'s kernel threads (children of kthreadd) out: the emulated kernel has its own', () => {
+    const { k, proc, host } = kernelEmu();
+    proc.set({ pid: 4430, comm: 'kworker/u8:3', ppid: 2, startTime: 5 });
+    const evs = recordEvents(k, SCHED_EVENTS);
+    host.mirror.onFork(2, 4430, 4430);
+    expect(k.tasks.get(4430)).toBeUndefined();
+    expect(evs).toEqual([]);
+  });
+
   it('has kernel threads with stable pids, per CPU', () => {
     const { k } = kernelEmu({ cpus: 4 });
     expect(k.tasks.get(0)!.comm).toBe('swapper/0');
