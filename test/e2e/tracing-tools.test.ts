@@ -147,10 +147,11 @@ describe.skipIf(!!skip)(`tracing tools under exec${skip ? ` (skipped: ${skip})` 
   it.skipIf(!existsSync('/usr/bin/trace-cmd'))('trace-cmd stream shows events as they come, and ends on SIGINT', async () => {
     // It reads every event format first (through FUSE that takes a while), so the test waits for its banner.
     // At SIGINT its recorders flush what is left into pipes the parent stops reading as soon as they are
-    // momentarily empty: a buffer smaller than a pipe (-b 48) never blocks them, however slow the reads.
+    // momentarily empty: they end only if reading the buffer does not keep filling it (each read a context
+    // switch between two recorders made to share one CPU did, and the flush never ended).
     const out = join(base, 'stream.out');
     const script = [
-      `stdbuf -oL trace-cmd stream -b 48 -e sched_switch > ${out} 2>&1 &`,
+      `stdbuf -oL trace-cmd stream -e sched_switch > ${out} 2>&1 &`,
       'P=$!',
       `i=0; until grep -q "Hit Ctrl" ${out} || [ $i -ge 240 ]; do sleep 0.5; i=$((i + 1)); done`,
       `i=0; until grep -q "sched_switch: " ${out} || [ $i -ge 60 ]; do sleep 0.5; i=$((i + 1)); done`,
@@ -163,6 +164,22 @@ describe.skipIf(!!skip)(`tracing tools under exec${skip ? ` (skipped: ${skip})` 
     const r = await exec(['sh', '-c', script], 180_000);
     expect(r.stdout, readFileSync(out, 'latin1').slice(0, 2000)).toBe('streamed\nended\n');
   }, 200_000);
+
+  it.skipIf(!existsSync('/usr/bin/trace-cmd'))('trace-cmd profile prints per-task statistics of the command it runs', async () => {
+    // Its recorders wait in select() until buffer_percent of a CPU's buffer is full (50 by default, as
+    // on a kernel: a short command never gets there), and at the end the parent stops reading the pipes
+    // as soon as they are empty, racing the recorders' flush. With buffer_percent 0 the pages flow as
+    // they fill, as a user wanting a short command's profile sets it.
+    const script = [
+      'echo 0 > /sys/kernel/tracing/buffer_percent',
+      "trace-cmd profile -F sh -c 'cat /etc/hostname > /dev/null; sleep 1; cat /etc/hostname > /dev/null' 2>/dev/null",
+      'echo 50 > /sys/kernel/tracing/buffer_percent',
+    ].join('\n');
+    const r = await exec(['sh', '-c', script], 120_000);
+    expect(r.stdout, r.stderr).toMatch(/^task: sh-\d+$/m);
+    expect(r.stdout).toMatch(/^ {2}Event: sched_switch:\S+ \(\d+\) Total: \d+/m);
+    expect(r.stdout).toMatch(/^ {2}Event: func: __x64_sys_\w+\(\) \(\d+\) Total: \d+/m);
+  }, 150_000);
 
   const header = '/usr/include/tracefs/tracefs.h';
   it.skipIf(!existsSync(header))('a libtracefs program finds the tracing directory, and makes and removes an instance, a synthetic event, an eprobe and a uprobe', async () => {
