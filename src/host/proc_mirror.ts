@@ -111,10 +111,12 @@ export class ProcessMirror {
 
   /**
    * A process that calls while it runs nowhere in the emulator runs where
-   * the host runs it now, or, if another task holds that CPU, on an idle one
-   * its affinity allows: two busy processes are not made to take turns on
-   * one emulated CPU at every call (each turn a context switch the trace
-   * would show). Read only when a switch is due anyway and someone can see it.
+   * the host runs it now, or where the scheduler would place it among the
+   * CPUs its affinity allows (Sched.selectCpu): busy processes are not made
+   * to take turns on one emulated CPU at every call (each turn a context
+   * switch the trace would show, and a tool reading its own trace would
+   * read its own turns forever). Read only when a switch is due anyway and
+   * someone can see it.
    */
   private follow(t: Task, m: Mirrored): void {
     const k = this.k;
@@ -124,7 +126,7 @@ export class ProcessMirror {
     if (!info || info.startTime !== m.startTime) return;
     t.cpu = info.cpu % k.nrCpus;
     let allowed: readonly number[] | undefined;
-    k.sched.selectIdle(t, (cpu) => (allowed ??= this.src.allowedCpus?.(t.pid) ?? []).includes(cpu));
+    k.sched.selectCpu(t, (cpu) => (allowed ??= this.src.allowedCpus?.(t.pid) ?? []).includes(cpu));
   }
 
   /**

@@ -15,6 +15,9 @@ import { TASK_REPORT_MAX, TASK_STATE_BITS, type Task, type TaskState } from './t
 import type { TaskTable } from './tasks.js';
 import type { TracepointRegistry } from './tracepoint.js';
 
+/** A task's first slice: one scheduler tick at HZ=250. */
+const SLICE_NS = 4_000_000;
+
 interface SchedHost {
   readonly cpus: readonly Cpu[];
   readonly tasks: TaskTable;
@@ -267,15 +270,26 @@ export class Scheduler {
   }
 
   /**
-   * select_idle_sibling(): a task about to run whose CPU is busy with
-   * another goes to an idle CPU it may run on, rather than preempting there
-   * (two busy tasks on one CPU would otherwise take turns at every call).
+   * select_task_rq() for a task about to run: its CPU if it runs there or
+   * that CPU is idle; else an idle CPU it may run on; else, while the task
+   * running here has not had its first tick (CFS lets a task that merely
+   * became runnable wait for it), another CPU whose task has. Busy processes
+   * then share the CPUs a tick at a time, not a switch at every call.
    */
-  selectIdle(task: Task, allowed: (cpu: number) => boolean): void {
+  selectCpu(task: Task, allowed: (cpu: number) => boolean): void {
     const here = this.cpuOf(task);
     if (here.curr === task || here.curr.isIdle) return;
-    const idle = this.h.cpus.find((c) => c.curr.isIdle && !c.runqueue.length && allowed(c.id));
-    if (idle) task.cpu = idle.id;
+    const others = this.h.cpus.filter((c) => c !== here && allowed(c.id));
+    const idle = others.find((c) => c.curr.isIdle && !c.runqueue.length);
+    if (idle) {
+      task.cpu = idle.id;
+      return;
+    }
+    const now = Number(this.h.nowNs());
+    const inSlice = (c: Cpu): boolean => !c.curr.kthread && now - c.currSince < SLICE_NS;
+    if (!inSlice(here)) return;
+    const other = others.find((c) => !inSlice(c));
+    if (other) task.cpu = other.id;
   }
 
   /** try_to_wake_up(task) run by `waker`. */

@@ -221,6 +221,21 @@ describe('process mirror', () => {
     expect(k.tasks.get(702)!.cpu).toBe(0);
   });
 
+  it('with no CPU idle, a process calling where another has not had its first tick yet goes where the running task has', async () => {
+    const { k, fs, proc } = kernelEmu({ cpus: 2, virtualClock: true });
+    for (const pid of [710, 711, 712]) proc.set({ pid, comm: `p${pid}`, ppid: 1, startTime: 5, cpu: pid === 712 ? 1 : 0, allowed: [0, 1] });
+    await fs.readFile('README', caller(712)); // CPU 1, long since
+    await fs.readFile('README', caller(710)); // CPU 0
+    k.clock.advance(10_000_000);
+    await fs.readFile('README', caller(710)); // still running: its slice starts over only when switched in
+    await fs.readFile('README', caller(711)); // born on CPU 0, preempting 710 once
+    const evs = recordEvents(k, ['sched_switch']);
+    for (let i = 0; i < 10; i++) for (const pid of [710, 711]) await fs.readFile('README', caller(pid));
+    const between = evs.filter((e) => [710, 711].includes(e.args.prev_pid as number) && [710, 711].includes(e.args.next_pid as number));
+    expect(between).toEqual([]);
+    expect(new Set([k.tasks.get(710)!.cpu, k.tasks.get(711)!.cpu])).toEqual(new Set([0, 1]));
+  });
+
   it('leaves the host\'s kernel threads (children of kthreadd) out: the emulated kernel has its own', () => {
     const { k, proc, host } = kernelEmu();
     proc.set({ pid: 4430, comm: 'kworker/u8:3', ppid: 2, startTime: 5 });
