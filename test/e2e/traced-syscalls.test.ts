@@ -4,8 +4,8 @@
  * command and its children, per system call, are as many as strace counts
  * for the same command run outside (strace cannot run inside: the watcher
  * is the command's tracer), and the calls return the same values (pointers
- * and pids: the same sign); and a function_graph recording shows vfs_read
- * called by cat.
+ * and pids: the same sign); and a function_graph recording (trace-cmd,
+ * perf ftrace) shows vfs_read called by cat.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -65,7 +65,8 @@ function straceCensus(text: string): Census {
   const c: Census = new Map();
   for (const line of text.split('\n')) {
     const m = /^\d+\s+(?:<\.\.\. )?(\w+)(?:\(| resumed>)/.exec(line);
-    if (!m || line.includes('+++') || line.includes('---')) continue;
+    // (a signal's `--- SIG... ---` and an exit's `+++ ... +++` lines are not calls; a call's data may hold either)
+    if (!m || /^\d+\s+(---|\+\+\+) /.test(line)) continue;
     const nr = SYSCALL_NR[m[1]!];
     if (nr === undefined) continue;
     if (!line.includes(' resumed>')) add(c, nr);
@@ -189,6 +190,25 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
     const { traced, strace } = await compared('/bin/sleep 0.2');
     expect(strace.get(SYSCALL_NR.clock_nanosleep!)?.calls).toBe(1);
     expect(table(traced)).toEqual(table(strace));
+  }, 180_000);
+
+  it.skipIf(!existsSync('/usr/bin/ping'))('ping -c1 127.0.0.1: sockets, the echo request sent and its reply awaited', async () => {
+    const { traced, strace } = await compared('/usr/bin/ping -c1 127.0.0.1');
+    expect(strace.get(SYSCALL_NR.socket!)?.calls).toBeGreaterThan(0);
+    expect(strace.get(SYSCALL_NR.sendto!)?.calls).toBeGreaterThan(0);
+    // What it writes holds the round trip's time: as many writes, not the same lengths.
+    const lengthsOff = (c: Census): Record<string, string> => ({ ...table(c), write: `${c.get(SYSCALL_NR.write!)?.calls ?? 0}` });
+    expect(lengthsOff(traced)).toEqual(lengthsOff(strace));
+  }, 180_000);
+
+  it.skipIf(!existsSync('/usr/bin/perf'))('perf ftrace -G vfs_read shows vfs_read called by cat, with its call tree', async () => {
+    const r = await run(process.execPath, [CLI, 'exec', '--mount', mnt, '--', 'perf', 'ftrace', '-G', 'vfs_read', '--', 'cat', '/etc/hostname'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const lines = r.stdout.split('\n');
+    const open = lines.findIndex((l) => /^ *\d+\) +\|  vfs_read\(\) \{$/.test(l));
+    expect(open, r.stdout.slice(0, 3000)).toBeGreaterThanOrEqual(0);
+    // vfs_read's children, one level deeper, before it closes
+    expect(lines.slice(open + 1, open + 40).some((l) => /^ *\d+\) .*\|    rw_verify_area\(\)/.test(l))).toBe(true);
   }, 180_000);
 
   it.skipIf(!existsSync('/usr/bin/trace-cmd'))('trace-cmd record -p function_graph -g vfs_read records vfs_read called by cat', async () => {
