@@ -10,6 +10,7 @@ import { DEFAULT_SERIES, profileOf, SERIES, type Series } from '../src/kernel/se
 import { runSelftests } from '../selftests/run.js';
 import { MEMORY_DEFAULTS, runFootprint, runMisses, type FootprintResult, type MissResult, type ProbeKind } from './memory.js';
 import { fmt, now, table } from './table.js';
+import { runExecBench } from './exec.js';
 import { runTracefsBench, type TracefsBenchResult } from './tracefs.js';
 import { TRIGGER_VARIANTS, runTrigger, type TriggerResult, type TriggerVariant } from './trigger.js';
 
@@ -90,7 +91,7 @@ export const benchCommand: CommandModule<object, BenchArgs> = {
   describe: 'benchmarks: probe trigger rates (fgraph vs rethook), memory and misses, tracefs latency and throughput, where the selftests spend their time',
   builder: (y: Argv) =>
     y
-      .option('only', { type: 'string', default: 'trigger,memory,tracefs', describe: 'which benchmarks (comma-separated; also: selftests)' })
+      .option('only', { type: 'string', default: 'trigger,memory,tracefs', describe: 'which benchmarks (comma-separated; also: exec, selftests)' })
       .option('series', { type: 'string', default: DEFAULT_SERIES, describe: 'selftests: which series' })
       .option('tests', { type: 'string', array: true, describe: 'selftests: tests or directories (default all)' })
       .option('warmup', { type: 'number', default: 200, describe: 'trigger: warm-up per run (ms)' })
@@ -118,6 +119,11 @@ export const benchCommand: CommandModule<object, BenchArgs> = {
       const r: TracefsBenchResult = await runTracefsBench({ ops: a.tracefsOps, events: a.tracefsEvents });
       console.log(r.text + '\n');
       json.tracefs = r.results;
+    }
+    if (want.has('exec')) {
+      const r = await runExecBench();
+      console.log(r.text + '\n');
+      json.exec = r.results;
     }
     if (want.has('selftests')) {
       const r = await runSelftests({ series: a.series, tests: (a.tests ?? []).map(String), testTimeout: 300, bench: true });
