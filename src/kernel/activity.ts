@@ -192,9 +192,8 @@ export class Activity {
    * call_rcu() with no grace period under way (a reaped task's struct is
    * freed after one): the grace-period kthread is woken from `from` (if the
    * exit's calls did not already), and an idle CPU switches to it at once, as
-   * its wakeup IPI makes it; it runs its
-   * grace period at that CPU's next step. Only while call trees run: that is
-   * when its work can be seen.
+   * its wakeup IPI makes it; it runs its grace period at that CPU's next
+   * step. Only while call trees run: that is when its work can be seen.
    */
   startGracePeriod(from: Task): void {
     const k = this.k;
