@@ -61,12 +61,16 @@
  * resumed with PTRACE_SYSCALL: each call stops at entry and at exit, and
  * one line is reported after it ran, with its real result:
  *
- *   T pid nr ret a0 a1 a2 a3 a4 a5 ppid\tfile\tcomm\n
+ *   T pid nr ret a0 a1 a2 a3 a4 a5 ppid\tfile\tcomm[\taddr data]\n
  *
  *   ret       the result the call returned (-errno on failure)
  *   file      the file the call is on: the target of its fd argument
  *             (/proc/PID/fd/N: a path, pipe:[ino], socket:[ino], ...), or
  *             the absolute path of its path argument; empty otherwise
+ *   addr data user memory the call used, at addr (hex), escaped as the
+ *             strings are (NULs as \000), at most USER_DATA_MAX bytes: a
+ *             path argument as passed (with its NUL), what read/pread64
+ *             filled, what write/pwrite64 was given
  *
  * and, as a thread enters a call that forks (clone, clone3, fork, vfork),
  * before the proc connector reports the fork:
@@ -410,6 +414,22 @@ static size_t escape(const char *s, char *out, size_t max)
 	return o;
 }
 
+/* escape() of n bytes that may hold NULs (as \000). */
+static size_t escape_bytes(const unsigned char *s, size_t len, char *out, size_t max)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < len; i++) {
+		if (o + 5 >= max)
+			break;
+		if (s[i] == '\\' || s[i] < 0x20 || s[i] >= 0x7f)
+			o += (size_t)sprintf(out + o, "\\%03o", s[i]);
+		else
+			out[o++] = (char)s[i];
+	}
+	out[o] = 0;
+	return o;
+}
+
 static int fifo = -1;
 static int listener_fd = -1;
 
@@ -443,6 +463,9 @@ static void add_line(const char *line, size_t n)
 
 /* ---- traced threads ------------------------------------------------------------ */
 
+/* Bytes of user memory a T line carries: a path as passed, the head of a read's or write's buffer. */
+#define USER_DATA_MAX 64
+
 /* What the supervisor knows of a thread it traces: the call it is in, as seen at its entry stop. */
 struct tracee {
 	pid_t tid;
@@ -451,6 +474,8 @@ struct tracee {
 	long nr;
 	uint64_t args[6];
 	char file[1024]; /* escaped */
+	uint64_t data_addr; /* user memory the call read or wrote (its path, its buffer) */
+	char data[4 * USER_DATA_MAX + 8]; /* escaped; empty when none */
 	char *s_head;    /* the call's S line, up to its ret, written at exit with the real result */
 	char *s_tail;
 	int ppid;
@@ -485,6 +510,7 @@ static struct tracee *tracee_of(pid_t tid, int make)
 static void end_call(struct tracee *t)
 {
 	t->in_call = t->skip = 0;
+	t->data[0] = 0;
 	free(t->s_head);
 	free(t->s_tail);
 	t->s_head = t->s_tail = NULL;
@@ -822,12 +848,14 @@ static void on_entry(pid_t tid, struct tracee *t, const struct __ptrace_syscall_
 		if (read_string(tid, t->args[0], path, sizeof(path)) == 0) {
 			base_dir(tid, AT_FDCWD, base, sizeof(base));
 			absolute(base, path, abs, sizeof(abs));
+			t->data_addr = t->args[0];
 		}
 		break;
 	case ARG_AT1:
 		if (read_string(tid, t->args[1], path, sizeof(path)) == 0) {
 			base_dir(tid, (int64_t)(int)t->args[0], base, sizeof(base));
 			absolute(base, path, abs, sizeof(abs));
+			t->data_addr = t->args[1];
 		}
 		break;
 	case ARG_NONE:
@@ -840,6 +868,10 @@ static void on_entry(pid_t tid, struct tracee *t, const struct __ptrace_syscall_
 		return;
 	}
 	escape(abs, t->file, sizeof(t->file));
+	if (path[0]) {
+		size_t len = strlen(path) + 1;
+		escape_bytes((const unsigned char *)path, len < USER_DATA_MAX ? len : USER_DATA_MAX, t->data, sizeof(t->data));
+	}
 	if (t->nr == 56 || t->nr == 57 || t->nr == 58 || t->nr == 435) {
 		char line[64];
 		int n = snprintf(line, sizeof(line), "B %d %ld\n", tid, t->nr);
@@ -868,9 +900,24 @@ static void on_exit_stop(pid_t tid, struct tracee *t, const struct __ptrace_sysc
 			t->ppid = proc_ppid(tid);
 		}
 		const uint64_t *a = t->args;
-		n = snprintf(line, sizeof(line), "T %d %ld %lld %llx %llx %llx %llx %llx %llx %d\t%s\t%s\n", tid, t->nr, (long long)si->exit.rval,
+		/* read, pread64: what the kernel filled; write, pwrite64: what the program passed. */
+		long long rval = (long long)si->exit.rval;
+		uint64_t want = (t->nr == 0 || t->nr == 17) ? (rval > 0 ? (uint64_t)rval : 0) : (t->nr == 1 || t->nr == 18) ? a[2] : 0;
+		if (want) {
+			unsigned char buf[USER_DATA_MAX];
+			size_t len = want < USER_DATA_MAX ? (size_t)want : USER_DATA_MAX;
+			t->data[0] = 0;
+			if (read_mem(tid, a[1], buf, len) == 0) {
+				t->data_addr = a[1];
+				escape_bytes(buf, len, t->data, sizeof(t->data));
+			}
+		}
+		char data[sizeof(t->data) + 24] = "";
+		if (t->data[0])
+			snprintf(data, sizeof(data), "\t%llx %s", (unsigned long long)t->data_addr, t->data);
+		n = snprintf(line, sizeof(line), "T %d %ld %lld %llx %llx %llx %llx %llx %llx %d\t%s\t%s%s\n", tid, t->nr, rval,
 			     (unsigned long long)a[0], (unsigned long long)a[1], (unsigned long long)a[2], (unsigned long long)a[3],
-			     (unsigned long long)a[4], (unsigned long long)a[5], t->ppid, t->file, t->comm);
+			     (unsigned long long)a[4], (unsigned long long)a[5], t->ppid, t->file, t->comm, data);
 	}
 	end_call(t);
 	if (n > 0 && n < (int)sizeof(line))

@@ -2,7 +2,7 @@
  * Every system call a watched process makes, reported after it ran while
  * the kernel can see system calls (Kernel.syscallsObserved): the watcher
  * (native/seccomp/syscall_watch.c) traces them with ptrace and writes one
- * line per call, `T pid nr ret a0..a5 ppid\tfile\tcomm`. Each runs in the
+ * line per call, `T pid nr ret a0..a5 ppid\tfile\tcomm[\taddr data]`. Each runs in the
  * caller's task: sys_enter with its arguments, the real kernel's tree of
  * that call where the call paths have one (read → ksys_read → vfs_read,
  * close → __fput, ...) or else its entry function,
@@ -42,18 +42,22 @@ export interface TracedCall {
   file: string;
   /** The caller's comm. */
   comm?: string;
+  /** User memory the call used, as the watcher read it: a path as passed, what a read filled, what a write was given. */
+  user?: { addr: bigint; bytes: Buffer };
 }
 
 /** Parses a `T ...` line; undefined if it is not one. */
 export function parseTracedCall(line: string): TracedCall | undefined {
-  const [head, file = '', comm] = line.split('\t');
+  const [head, file = '', comm, data] = line.split('\t');
   const f = head!.split(' ');
   if (f[0] !== 'T' || f.length < 11) return undefined;
   const pid = Number(f[1]);
   const nr = Number(f[2]);
   if (!Number.isInteger(pid) || !Number.isInteger(nr) || !/^-?\d+$/.test(f[3]!)) return undefined;
   const args = f.slice(4, 10).map((x) => BigInt.asUintN(64, BigInt(`0x${x}`)));
-  return { pid, nr, ret: BigInt(f[3]!), args, ppid: Number(f[10]) || 0, file: unescapeField(file), comm: comm ? unescapeField(comm) : undefined };
+  const sp = data?.indexOf(' ') ?? -1;
+  const user = data && sp > 0 && /^[0-9a-f]+$/.test(data.slice(0, sp)) ? { addr: BigInt(`0x${data.slice(0, sp)}`), bytes: Buffer.from(unescapeField(data.slice(sp + 1)), 'latin1') } : undefined;
+  return { pid, nr, ret: BigInt(f[3]!), args, ppid: Number(f[10]) || 0, file: unescapeField(file), comm: comm ? unescapeField(comm) : undefined, user };
 }
 
 const NR = (name: string): number => SYSCALL_NR[name] ?? -1;
@@ -129,6 +133,9 @@ export class TracedCalls {
     k.sched.ensureRunning(task);
     const name = this.nameOf(rec.nr);
     const ret = BigInt.asUintN(64, rec.ret);
+    // What the program passed (a path, a write's buffer) is there from the start; what a read filled is
+    // there by its fetch args at return (and, unknowable otherwise, already at its entry).
+    if (rec.user) k.userMm(task).put(rec.user.addr, rec.user.bytes);
     k.entry.sysEnter(task, rec.nr, rec.args);
     const nodes = name && k.deep() ? this.nodes(task, name, rec.file) : undefined;
     if (nodes) {

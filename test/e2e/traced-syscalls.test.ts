@@ -192,6 +192,31 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
     expect(table(traced)).toEqual(table(strace));
   }, 180_000);
 
+  it('fetch args read the real user buffers: what echo wrote, what cat read, the path open was given', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'e2e-traced-ustr-'));
+    try {
+      const file = join(dir, 'note.txt');
+      const script = [
+        'cd /sys/kernel/tracing',
+        'echo "p:wr vfs_write s=+0(%si):ustring" > kprobe_events',
+        'echo "r:rd vfs_read s=+0(\\$arg2):ustring" >> kprobe_events',
+        'echo "p:op do_sys_openat2 f=+0(%si):ustring" >> kprobe_events',
+        'echo 1 > events/kprobes/enable',
+        `/bin/sh -c 'echo ustring-written > ${file}; /bin/cat ${file} > /dev/null'`,
+        'echo 0 > events/kprobes/enable',
+        'grep -a -E " (wr|rd|op): " trace',
+        'echo > kprobe_events',
+      ].join('\n');
+      const r = await run(process.execPath, [CLI, 'exec', '--mount', mnt, '--', '/bin/sh', '-c', script], env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toMatch(/ wr: \(vfs_write\+0x[0-9a-f]+\/0x[0-9a-f]+\) s="ustring-written/);
+      expect(r.stdout).toMatch(/ rd: \(.*<- vfs_read\) s="ustring-written/);
+      expect(r.stdout).toContain(`f="${file}"`);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
   it.skipIf(!existsSync('/usr/bin/ping'))('ping -c1 127.0.0.1: sockets, the echo request sent and its reply awaited', async () => {
     const { traced, strace } = await compared('/usr/bin/ping -c1 127.0.0.1');
     expect(strace.get(SYSCALL_NR.socket!)?.calls).toBeGreaterThan(0);

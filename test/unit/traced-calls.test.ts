@@ -26,6 +26,13 @@ describe('traced calls\' lines', () => {
     expect(parseTracedCall('T 77 9 -12 0 0 0 0 0 0 70\t\tcat')!.ret).toBe(-12n);
     expect(parseTracedCall('C 1 2 0 comm')).toBeUndefined();
   });
+
+  it('carry the user memory the call used: where, and its bytes (NULs and all)', () => {
+    const r = parseTracedCall('T 77 1 6 1 55d0c0de1000 6 0 0 0 70	/dev/null	sh	55d0c0de1000 hello\\012')!;
+    expect(r.user).toEqual({ addr: 0x55d0c0de1000n, bytes: Buffer.from('hello\n') });
+    expect(parseTracedCall('T 77 257 3 ffffff9c 7ffd20 0 0 0 0 70	/etc/passwd	cat	7ffd20 /etc/passwd\\000')!.user!.bytes).toEqual(Buffer.from('/etc/passwd\0'));
+    expect(parseTracedCall('T 77 9 -12 0 0 0 0 0 0 70		cat')!.user).toBeUndefined();
+  });
 });
 
 describe.each(SERIES)('traced calls (%s)', (series) => {
@@ -51,6 +58,17 @@ describe.each(SERIES)('traced calls (%s)', (series) => {
     expect(l.filter((x) => x.includes('sys_enter: NR 110 '))).toHaveLength(3);
     expect(l.some((x) => /sh-4321 .* sys_enter: NR 0 \(4d, 1000, 10, 0, 0, 0\)$/.test(x))).toBe(true);
     expect(l.some((x) => /sh-4321 .* sys_exit: NR 0 = -9$/.test(x))).toBe(true);
+  });
+
+  it('what a write was given and what a read filled are in the caller\'s memory for fetch args (ustring)', async () => {
+    const { w, lines, report } = setup();
+    await w('kprobe_events', 'p:wr vfs_write s=+0(%si):ustring\nr:rd vfs_read s=+0($arg2):ustring');
+    await w('events/kprobes/enable', '1');
+    report(`${tline(1, 6, [1n, 0x55d0c0de1000n, 6n], '/dev/null')}\t55d0c0de1000 hello\\012`);
+    report(`${tline(0, 4, [3n, 0x7ffd2000n, 4096n], '/etc/hostname', SH.pid, 'cat')}\t7ffd2000 host`);
+    const l = await lines();
+    expect(l.some((x) => / wr: \(vfs_write\+0x4\/0x[0-9a-f]+\) s="hello\n?/.test(x)), l.join('\n')).toBe(true);
+    expect(l.some((x) => / rd: \(.*<- vfs_read\) s="host"$/.test(x)), l.join('\n')).toBe(true);
   });
 
   it('a read runs ksys_read → vfs_read in the caller, with the bytes it read as the result', async () => {
