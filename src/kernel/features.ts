@@ -20,7 +20,8 @@ export type KernelFeature =
   /**
    * CONFIG_IRQSOFF_TRACER, CONFIG_PREEMPT_TRACER, CONFIG_SCHED_TRACER (and
    * CONFIG_PREEMPTIRQ_DELAY_TEST=m): the irqsoff, preemptoff, preemptirqsoff
-   * and wakeup tracers, tracing_max_latency, the preemptirq_delay_test module.
+   * and wakeup tracers, tracing_max_latency, the preemptirq_delay_test module,
+   * and the preemptirq events they select (CONFIG_PREEMPTIRQ_TRACEPOINTS).
    */
   | 'latency-tracers';
 

@@ -169,26 +169,26 @@ export function makeFnHooks(h: HookHost): Map<string, FnHook> {
   const ip = (x: Call): bigint => x.fn.addr + BigInt(x.fn.fentryOffset + 5);
   on(['_raw_spin_lock', '_raw_spin_trylock', '_raw_read_lock', '_raw_write_lock', '_raw_spin_lock_nested'], {
     exit: (x) => pi.preemptDisable(x.task, ip(x), x.callSite),
-    effect: { preempt: 1 },
+    effect: { preempt: 1, fires: ['preempt_disable'] },
   });
   on(['_raw_spin_lock_irq', '_raw_spin_lock_irqsave', '_raw_read_lock_irqsave', '_raw_write_lock_irq', '_raw_write_lock_irqsave', '_raw_spin_trylock_irqsave'], {
     exit: (x) => {
       pi.irqDisable(x.task, ip(x), x.callSite);
       pi.preemptDisable(x.task, ip(x), x.callSite);
     },
-    effect: { preempt: 1, irqs: 1 },
+    effect: { preempt: 1, irqs: 1, fires: ['irq_disable', 'preempt_disable'] },
   });
   on('_raw_spin_lock_bh', { exit: (x) => void (x.task.preemptCount += SOFTIRQ_DISABLE_OFFSET + 1), effect: { preempt: SOFTIRQ_DISABLE_OFFSET + 1 } });
   on(['_raw_spin_unlock', '_raw_read_unlock', '_raw_write_unlock'], {
     enter: (x) => pi.preemptEnable(x.task, ip(x), x.callSite),
-    effect: { preempt: -1 },
+    effect: { preempt: -1, fires: ['preempt_enable'] },
   });
   on(['_raw_spin_unlock_irq', '_raw_spin_unlock_irqrestore', '_raw_read_unlock_irqrestore', '_raw_write_unlock_irq', '_raw_write_unlock_irqrestore'], {
     enter: (x) => {
       pi.irqEnable(x.task, ip(x), x.callSite);
       pi.preemptEnable(x.task, ip(x), x.callSite);
     },
-    effect: { preempt: -1, irqs: -1 },
+    effect: { preempt: -1, irqs: -1, fires: ['irq_enable', 'preempt_enable'] },
   });
   on('_raw_spin_unlock_bh', {
     enter: (x) => {

@@ -89,6 +89,7 @@ const EXPLICIT = ['sched_switch', 'sched_wakeup', 'sched_waking', 'sched_wakeup_
 
 /** Tracepoints fired by functions inside the call trees: enabling one makes the trees run. */
 const IN_TREES = [
+  'irq_disable', 'irq_enable', 'preempt_disable', 'preempt_enable',
   'timer_start', 'timer_expire_entry', 'timer_expire_exit', 'timer_cancel', 'hrtimer_start', 'hrtimer_expire_entry', 'hrtimer_expire_exit', 'hrtimer_cancel',
   'kmalloc', 'kfree', 'kmem_cache_alloc', 'kmem_cache_free', 'softirq_entry', 'softirq_exit', 'softirq_raise', 'rcu_utilization', 'workqueue_queue_work',
   'workqueue_activate_work', 'workqueue_execute_start', 'workqueue_execute_end', 'local_timer_entry', 'local_timer_exit',
@@ -117,8 +118,15 @@ export class Kernel implements HookHost {
   readonly taskLifecycle: TaskLifecycle = { forked: new Set(), exited: new Set() };
   /** Loadable modules: the sample modules its symbol data holds, loaded and unloaded at run time. */
   readonly modules: Modules;
-  /** Interrupt- and preemption-disabled sections, and who watches their edges (the latency tracers). */
-  readonly preemptIrq = new PreemptIrq();
+  /** Interrupt- and preemption-disabled sections, and who watches their edges (the latency tracers, the preemptirq events). */
+  readonly preemptIrq = new PreemptIrq((name, task, ip, parentIp) => {
+    if (!this.tracepoints.enabled(name)) return;
+    // The record keeps both addresses as offsets from _stext (32 bits, as TP_fast_assign stores them).
+    const stext = (this.stext ??= this.symbolAddr('_stext') ?? 0n);
+    const offs = (a: bigint): number => Number(BigInt.asIntN(32, a - stext));
+    this.tracepoints.fire(name, this.context(task), { caller_offs: offs(ip), parent_offs: offs(parentIp) });
+  });
+  private stext?: bigint;
   /** trace_printk(): where its text goes (the tracing layer takes it over, as ftrace takes __fentry__). */
   tracePrintk?: (task: Task, ip: bigint, text: string) => void;
   /** Whether system calls on the mount run their kernel paths. */

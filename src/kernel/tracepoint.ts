@@ -69,6 +69,11 @@ export interface TracepointArgs {
   workqueue_execute_end: { work: Num; function: Num };
   // rcu
   rcu_utilization: { s: Num };
+  // preemptirq (with the latency tracers: CONFIG_PREEMPTIRQ_TRACEPOINTS)
+  irq_disable: { caller_offs: number; parent_offs: number };
+  irq_enable: { caller_offs: number; parent_offs: number };
+  preempt_disable: { caller_offs: number; parent_offs: number };
+  preempt_enable: { caller_offs: number; parent_offs: number };
   // lock
   contention_begin: { lock_addr: Num; flags: number };
   contention_end: { lock_addr: Num; ret: number };

@@ -60,6 +60,39 @@ describe('latency tracers', () => {
     expect(await read('options/latency-format')).toBe('0\n');
   });
 
+  it('come with the preemptirq events: each section\'s edges, caller and parent as offsets from _stext, only while enabled', async () => {
+    const { read, write, fs, kernel } = setup();
+    expect(fs.readdir('events/preemptirq')).toEqual(expect.arrayContaining(['irq_disable', 'irq_enable', 'preempt_disable', 'preempt_enable', 'enable', 'filter']));
+    expect(await read('events/preemptirq/preempt_enable/format')).toMatch(
+      /\tfield:s32 caller_offs;\toffset:8;\tsize:4;\tsigned:1;\n\tfield:s32 parent_offs;\toffset:12;\tsize:4;\tsigned:1;\n\nprint fmt: "caller=%pS parent=%pS", \(void \*\)\(\(unsigned long\)\(_stext\) \+ REC->caller_offs\), \(void \*\)\(\(unsigned long\)\(_stext\) \+ REC->parent_offs\)\n$/,
+    );
+    const t = kernel.tasks.add(new Task(5153, 5153, 'sh', 1));
+    const at = (fn: string, off: number) => kernel.resolve(fn)!.addr + BigInt(off);
+    // spin_lock_irqsave / spin_unlock_irqrestore in try_to_wake_up, as the lock hooks report them
+    const section = () => {
+      const pi = kernel.preemptIrq;
+      pi.irqDisable(t, at('_raw_spin_lock_irqsave', 9), at('try_to_wake_up', 0x66));
+      pi.preemptDisable(t, at('_raw_spin_lock_irqsave', 9), at('try_to_wake_up', 0x66));
+      pi.irqEnable(t, at('_raw_spin_unlock_irqrestore', 9), at('try_to_wake_up', 0x86));
+      pi.preemptEnable(t, at('_raw_spin_unlock_irqrestore', 9), at('try_to_wake_up', 0x86));
+    };
+    section();
+    await write('events/preemptirq/enable', '1');
+    expect(kernel.deep()).toBe(true);
+    section();
+    await write('events/preemptirq/enable', '0');
+    section();
+    const lines = (await read('trace')).split('\n').filter((l) => l.includes('sh-5153'));
+    const sym = (fn: string, off: number) => `${fn}\\+0x${off.toString(16)}\\/0x[0-9a-f]+`;
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toMatch(new RegExp(`\\] d\\.\\.\\.\\. .* irq_disable: caller=${sym('_raw_spin_lock_irqsave', 9)} parent=${sym('try_to_wake_up', 0x66)}$`));
+    expect(lines[1]).toMatch(new RegExp(`\\] d\\.\\.1\\. .* preempt_disable: caller=${sym('_raw_spin_lock_irqsave', 9)} parent=`));
+    expect(lines[2]).toMatch(new RegExp(`\\] d\\.\\.1\\. .* irq_enable: caller=${sym('_raw_spin_unlock_irqrestore', 9)} parent=${sym('try_to_wake_up', 0x86)}$`));
+    expect(lines[3]).toMatch(new RegExp(`\\] \\.\\.\\.1\\. .* preempt_enable: caller=${sym('_raw_spin_unlock_irqrestore', 9)} parent=`));
+    expect(t.irqsOff).toBe(0);
+    expect(t.preemptCount).toBe(0);
+  });
+
   it('irqsoff: a shorter section than the maximum is not kept; tracing_thresh keeps any above it', async () => {
     const { read, write, kernel } = setup();
     await write('current_tracer', 'irqsoff');

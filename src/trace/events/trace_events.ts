@@ -18,6 +18,7 @@ import { ArrayEvents } from './array_events.js';
 import { hasOption } from './array_hooks.js';
 import { type InternalEventSpec, loadCatalogue } from './catalogue.js';
 import { addOsnoiseEvents } from '../osnoise/osnoise_events.js';
+import { addPreemptIrqEvents } from './preemptirq_events.js';
 import { followModuleEvents } from './module_events.js';
 import type { EventFile, PendingRecord } from './event_file.js';
 import type { FilterInput } from './filter/predicate.js';
@@ -107,6 +108,7 @@ export class TraceEvents {
     }
     followModuleEvents(this, env);
     addOsnoiseEvents(this, env);
+    addPreemptIrqEvents(this, env);
     // ftrace/* events the core did not define (hwlat, mmiotrace...): their directories still show their formats.
     for (const spec of cat.internal) {
       if (tracing.eventTypes.byId(spec.id) || tracing.eventTypes.get(spec.system, spec.name)) continue;
@@ -372,7 +374,8 @@ export class TraceEvents {
       hashPointer: this.hashPointer,
       readKernelString: (addr) => this.strings.stringAt(addr) ?? cString(this.memory.readKernel?.(addr, 4096))?.toString('latin1'),
       readKernel: (addr, len) => this.memory.readKernel?.(addr, len),
-      variable: (name) => (name === 'jiffies' ? this.jiffies() : undefined),
+      // jiffies' value; _stext's address (an array's name is its address in C)
+      variable: (name) => (name === 'jiffies' ? this.jiffies() : name === '_stext' ? this.kernel.symbolAddr('_stext') : undefined),
     };
   }
 

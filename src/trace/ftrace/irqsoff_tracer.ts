@@ -80,14 +80,13 @@ class IrqsoffTracing implements PreemptIrqWatcher {
     for (const c of this.cpus) c.tracing = false;
     this.ops.start(tr);
     this.enabled = tr.tracingOn;
-    this.tracing.kernel.preemptIrq.watcher = this;
+    this.tracing.kernel.preemptIrq.watch(this);
   }
 
   private reset(tr: TraceArray): void {
     this.enabled = false;
     this.ops.stop(tr);
-    const k = this.tracing.kernel.preemptIrq;
-    if (k.watcher === this) k.watcher = undefined;
+    this.tracing.kernel.preemptIrq.unwatch(this);
     this.flags.restore(tr);
     this.tr = undefined;
   }
