@@ -202,9 +202,8 @@ export class Btf implements TypeDb {
       const index = new Map<string, number[]>();
       const names = this.nameOffs;
       for (let i = 0; i < names.length; i++) {
-        const off = names[i]!;
-        if (off === 0) continue;
-        const n = this.str(off);
+        // anonymous types too, under '': btf_find_by_name_kind() finds the first of a kind for an empty name
+        const n = this.str(names[i]!);
         const ids = index.get(n);
         if (ids) ids.push(this.startId + i);
         else index.set(n, [this.startId + i]);
@@ -223,10 +222,10 @@ export class Btf implements TypeDb {
     return t.kind === 'func' ? t.proto : undefined;
   }
 
-  struct(name: string): StructType | undefined {
+  struct(name: string, kind?: 'struct' | 'union'): StructType | undefined {
     for (const id of this.idsByName(name)) {
       const k = this.kind(id);
-      if (k === BtfKind.STRUCT || k === BtfKind.UNION) return this.type(id) as StructType;
+      if (kind ? k === (kind === 'struct' ? BtfKind.STRUCT : BtfKind.UNION) : k === BtfKind.STRUCT || k === BtfKind.UNION) return this.type(id) as StructType;
     }
     return undefined;
   }

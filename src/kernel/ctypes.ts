@@ -97,8 +97,8 @@ export interface FuncProto {
 export interface TypeDb {
   /** Prototype of a kernel function, if BTF describes it. */
   funcProto(name: string): FuncProto | undefined;
-  /** A named struct or union. */
-  struct(name: string): StructType | undefined;
+  /** A struct or union by name (the first of either, or of `kind`; '' names an anonymous one). */
+  struct(name: string, kind?: 'struct' | 'union'): StructType | undefined;
 }
 
 /** Strips typedefs and qualifiers: the type a value really has. */

@@ -103,3 +103,19 @@ describe('split BTF encoder', () => {
     expect(btf.struct('timer_list')).toBe(base.struct('timer_list'));
   });
 });
+
+describe('BTF lookups by name and kind', () => {
+  const btf = builtinBtf('7.3');
+
+  it('finds a struct, not a union of the same name, when asked for a struct', () => {
+    expect(btf.struct('file', 'struct')?.kind).toBe('struct');
+    expect(btf.struct('file', 'union')).toBeUndefined();
+  });
+
+  it("'' names the first anonymous one, as btf_find_by_name_kind() finds it", () => {
+    const anon = btf.struct('', 'struct')!;
+    expect(anon).toMatchObject({ kind: 'struct', name: '' });
+    const first = Array.from({ length: btf.nrTypes - 1 }, (_, i) => i + 1).find((id) => btf.kind(id) === BtfKind.STRUCT && btf.name(id) === '')!;
+    expect(btf.type(first)).toBe(anon);
+  });
+});

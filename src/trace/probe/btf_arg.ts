@@ -308,8 +308,9 @@ export function handleEprobeTypecast(arg: string, pc: CodeRef, end: number, ctx:
     ctx.log.err(ctx.offset + arg.length, 'DEREF_OPEN_BRACE');
     return 'EINVAL';
   }
-  const st = ctx.env.btf?.struct(arg.slice(1, close));
-  if (!st || st.kind !== 'struct') {
+  // bpf_find_btf_id(, BTF_KIND_STRUCT): `()` is the first anonymous struct
+  const st = ctx.env.btf?.struct(arg.slice(1, close), 'struct');
+  if (!st) {
     ctx.log.err(ctx.offset + 1, 'NO_PTR_STRCT');
     return 'EINVAL';
   }
@@ -325,8 +326,8 @@ export function handleEprobeTypecast(arg: string, pc: CodeRef, end: number, ctx:
  */
 function parseBtfCasttype(casttype: string, ctx: ParseContext): { prefixBytes: number } | KRet {
   const comma = casttype.indexOf(',');
-  const st = ctx.env.btf?.struct(comma < 0 ? casttype : casttype.slice(0, comma));
-  if (!st || st.kind !== 'struct') {
+  const st = ctx.env.btf?.struct(comma < 0 ? casttype : casttype.slice(0, comma), 'struct');
+  if (!st) {
     ctx.log.err(ctx.offset, 'NO_PTR_STRCT');
     return 'EINVAL';
   }

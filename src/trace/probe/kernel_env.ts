@@ -79,7 +79,7 @@ function kernelTypeDb(kernel: Kernel): TypeDb {
     }
     return undefined;
   };
-  return { funcProto: (name) => find((db) => db.funcProto(name)), struct: (name) => find((db) => db.struct(name)) };
+  return { funcProto: (name) => find((db) => db.funcProto(name)), struct: (name, kind) => find((db) => db.struct(name, kind)) };
 }
 
 export function kernelProbeEnv(kernel: Kernel, extras: ProbeEnvExtras = {}): ProbeEnv {
