@@ -54,7 +54,7 @@ import { GraphHashes } from './graph_hash.js';
 import { Kprobes } from './kprobes.js';
 import { TRACE_LIST_START, traceClearRecursion, traceTestAndSetRecursion } from './recursion.js';
 import { RethookCore } from './rethook.js';
-import { MatchType, ftraceMatch, parseFilterRegex } from './glob.js';
+import { MatchType, filterIndex, ftraceMatch, parseFilterRegex } from './glob.js';
 import { StackTracer } from './stack_tracer.js';
 import { FtraceTasks } from './task_state.js';
 import { ModuleDirectCalls } from './ftrace_direct.js';
@@ -433,8 +433,8 @@ export class Ftrace {
     const fns = this.records.fns;
     const flags = this.records.flags;
     if (fg.type === MatchType.Index) {
-      const n = /^(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$/.test(fg.search) ? Number(fg.search) : NaN;
-      const r = Number.isSafeInteger(n) && n >= 1 ? this.listedRecord(n - 1) : -1;
+      const n = filterIndex(fg.search);
+      const r = n !== undefined ? this.listedRecord(n - 1) : -1;
       if (r < 0) return 0;
       if (clear) hash.delete(fns[r].id);
       else hash.add(fns[r].id);

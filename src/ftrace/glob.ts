@@ -60,6 +60,12 @@ export function parseFilterRegex(word: string): ParsedRegex {
   return { type, search: buff.slice(start, Math.max(start, end)), not };
 }
 
+/** The 1-based index an Index word names (kstrtoul() in base 0), or undefined when it does not parse. */
+export function filterIndex(search: string): number | undefined {
+  const n = /^(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)$/.test(search) ? Number(search) : NaN;
+  return Number.isSafeInteger(n) && n >= 1 ? n : undefined;
+}
+
 /** ftrace_match(): does `str` match the classified word? */
 export function ftraceMatch(str: string, g: FtraceGlob): boolean {
   switch (g.type) {

@@ -108,8 +108,8 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
    * What the fprobe's target needs at definition time. Registered on enable,
    * the pattern need only match a traceable function
    * (trace_fprobe_verify_target); registered at definition, the fprobe
-   * registers at once (register_fprobe(): the ftrace filter must match,
-   * EINVAL otherwise).
+   * registers at once (register_fprobe(): the symbol, as an ftrace filter
+   * word, must match, EINVAL otherwise).
    */
   register(): KRet {
     const ret = this.verifyTarget();
@@ -134,7 +134,8 @@ export class TraceFprobe extends ProbeDynEvent implements AppendableProbe {
       const u = updateSymbolArgs(this.tp.args, env);
       if (u) return u;
       if (loc.tracepoint) return 0;
-      return env.kallsyms.countTraceable(loc.symbol) > 0 ? 0 : 'EINVAL';
+      // register_fprobe() sets the symbol as an ftrace filter: `12345` is the 12345th function
+      return env.kallsyms.countFtraceFilter(loc.symbol) > 0 ? 0 : 'EINVAL';
     }
     if (loc.tracepoint) return 0;
     return env.kallsyms.countTraceable(loc.symbol) > 0 ? 0 : 'ENOENT';

@@ -10,6 +10,7 @@ import { kprobeSite } from '../../kernel/kprobe_site.js';
 import type { TypeDb } from '../../kernel/ctypes.js';
 import type { KernelFunction, KernelSymbol } from '../../kernel/symbols.js';
 import { globMatch } from '../../kernel/glob_match.js';
+import { filterIndex, ftraceMatch, MatchType, parseFilterRegex } from '../../ftrace/glob.js';
 import type { EventView, KallsymsEnv, KfuncView, KsymView, ProbeEnv } from './probe_env.js';
 
 interface ProbeEnvExtras {
@@ -62,6 +63,17 @@ function kernelKallsymsEnv(kernel: Kernel): KallsymsEnv {
       if (!GLOB.test(glob)) return t.byName(glob).filter((f) => f.traceable).length;
       let n = 0;
       for (const f of t.traceable()) if (globMatch(glob, f.name)) n++;
+      return n;
+    },
+    countFtraceFilter(word) {
+      const g = parseFilterRegex(word);
+      const fns = t.traceable();
+      if (g.type === MatchType.Index) {
+        const i = filterIndex(g.search);
+        return i !== undefined && i <= fns.length ? 1 : 0;
+      }
+      let n = 0;
+      for (const f of fns) if (ftraceMatch(f.name, g)) n++;
       return n;
     },
   };

@@ -42,8 +42,10 @@ export interface KallsymsEnv {
   functionAt(addr: bigint): KfuncView | undefined;
   /** Is this module loaded. */
   moduleLoaded(name: string): boolean;
-  /** Traceable functions whose name matches the glob (ftrace filter / fprobe symbol pattern). */
+  /** Traceable functions whose name matches the glob (an fprobe's symbol pattern, glob_match()). */
   countTraceable(glob: string): number;
+  /** Records ftrace_set_filter() would match with this word: a name, a filter glob, or a 1-based index into available_filter_functions. */
+  countFtraceFilter(word: string): number;
 }
 
 interface TracepointView {
