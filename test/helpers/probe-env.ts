@@ -16,11 +16,23 @@ import { testEmulator } from './emulator.js';
 export const TEST_FILES: Record<string, { kind: 'regular' | 'other'; inode: string }> = {
   '/bin/sh': { kind: 'regular', inode: 'dash' },
   '/bin/dash': { kind: 'regular', inode: 'dash' },
+  '/': { kind: 'other', inode: 'root' },
+  '/bin': { kind: 'other', inode: 'bin' },
   '/sys': { kind: 'other', inode: 'sys' },
   '/tmp': { kind: 'other', inode: 'tmp' },
 };
 
-export const testStatPath = (path: string): { kind: 'regular' | 'other'; inode: string } | ErrnoName => TEST_FILES[path] ?? 'ENOENT';
+export function testStatPath(name: string): { kind: 'regular' | 'other'; inode: string } | ErrnoName {
+  let path = name.replace(/\/+/g, '/');
+  const dirOnly = path.length > 1 && path.endsWith('/');
+  if (dirOnly) path = path.slice(0, -1);
+  // a file named as a directory on the way (`/bin/sh/x`, `/bin/sh/`)
+  const parts = path.split('/');
+  for (let i = 1; i < parts.length; i++) if (TEST_FILES[parts.slice(0, i).join('/')]?.kind === 'regular') return 'ENOTDIR';
+  const hit = TEST_FILES[path];
+  if (!hit) return 'ENOENT';
+  return dirOnly && hit.kind === 'regular' ? 'ENOTDIR' : hit;
+}
 
 export function testProbeEnv(series: Series, cpus = 2): { env: ProbeEnv; hasEvents: boolean } {
   const { kernel, tracing } = testEmulator({ series, cpus });

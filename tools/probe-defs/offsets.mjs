@@ -6,7 +6,8 @@
 // instruction boundary), EINVAL (the kernel refused to register), BAD_RETPROBE
 // (not the function's entry), or the error_log message.
 //
-//   node tools/probe-defs/offsets.mjs --series 7.2 --from-raw raw.txt
+//   node tools/probe-defs/collect.mjs --series 7.2 --raw-dir DIR --extra tools/probe-defs/offset-scan.sh
+//   node tools/probe-defs/offsets.mjs --series 7.2 --from-raw DIR/7.2-0.raw
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
