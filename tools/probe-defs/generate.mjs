@@ -25,7 +25,11 @@ const SERIES = ['7.2', '6.12', '7.3'];
 const UPATH = '/bin/sh';
 const UOFFS = ['0x4760', '0x4770', '0x4761', '0', '0x10', '0x1000', '0x20000', '0xffffff', '4760', '18446744073709551615'];
 
-/** mulberry32: a small seeded generator, enough for choosing. */
+/**
+ * mulberry32: a small seeded generator, enough for choosing. The grammar's
+ * own, not the emulator's Rng, so that the committed rows of a seed stay what
+ * they are whatever becomes of the emulator's random streams.
+ */
 function rngOf(seed) {
   let a = seed >>> 0;
   return () => {
