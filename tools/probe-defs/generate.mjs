@@ -1,8 +1,10 @@
 // A seeded grammar of probe definitions for the differential table: every
 // probe type with its arguments (registers, memory nesting, immediates,
-// symbols, BTF names and member chains, casts, %pd/%pD, every fetch type),
-// removals, synthetic field lists, and mutations of all of these. The same
-// seed gives the same rows.
+// symbols, BTF names and member chains, typecasts, this_cpu_*(), %pd/%pD,
+// every fetch type), synthetic field lists, removals, clashes, eprobes on the
+// dynamic events a setup made, multi-command writes, 128+ arguments, lines
+// about the kernel's 4096-byte buffer, and mutations of all of these. The same
+// seed gives the same rows (for the same dist/).
 //
 //   import { generate } from './generate.mjs';
 //   generate({ seed: 1, count: 10000 })  ->  [{ section, file, def, setup? }]
