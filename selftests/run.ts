@@ -403,7 +403,15 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   const out: string[] = [];
   out.push('', `== ${o.series} selftests on the emulator: ${rows.length} results in ${seconds.toFixed(0)} s ==`, verdictCounts(cmp), '', directoryCounts(cmp));
   if (o.compareKernel) out.push('', comparisonTable(cmp));
-  if (result.regressions.length) out.push('', `WORSE THAN EXPECTED (${result.regressions.length}):`, comparisonTable(result.regressions));
+  if (result.regressions.length) {
+    out.push('', `WORSE THAN EXPECTED (${result.regressions.length}):`, comparisonTable(result.regressions));
+    // CI keeps only what is printed: the end of each such case's log says why.
+    const worse = new Set(result.regressions.map((r) => r.test));
+    for (const c of cases) {
+      const name = caseName(testDir, kept.get(c.caseNo) ?? planned[c.caseNo - 1], c);
+      if (worse.has(name)) out.push('', `--- the end of ${name}'s log:`, ...logTail(logDir, c.caseNo, LOG_TAIL_LINES));
+    }
+  }
   const { file: raisedFile, raised } = raiseExpectations(exp, cmp);
   if (raised.length) {
     const suggested = join(resultsDir, `expectations-${o.series}.tsv`);
@@ -442,6 +450,17 @@ async function daemonAnswers(dir: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** How much of a worse case's log a run prints. */
+const LOG_TAIL_LINES = 40;
+
+/** The last `n` lines of case `caseNo`'s log (`N-name.tc-log.XXXXXX`), or a line saying there is none. */
+function logTail(logDir: string, caseNo: number, n: number): string[] {
+  const name = readdirSync(logDir).find((f) => f.startsWith(`${caseNo}-`));
+  if (!name) return ['(no log kept)'];
+  const lines = readFileSync(join(logDir, name), 'latin1').replace(/\n$/, '').split('\n');
+  return lines.slice(-n);
 }
 
 function caseName(testDir: string, f: { file: string; instance: boolean } | undefined, c: CaseLine): string {
