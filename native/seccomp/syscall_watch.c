@@ -52,14 +52,23 @@
  *   comm      the caller's comm (it is alive now; it may be gone when the
  *             daemon reads the line)
  *
- * With --observe FILE (a file the daemon keeps holding "1" while something
- * in the emulated kernel can see system calls, "0" otherwise), the
+ * With --observe FILE (a file the daemon keeps holding "1 GEN PID" while
+ * something in the emulated kernel can see system calls, "0" otherwise), the
  * supervisor is also the ptrace tracer of the command and of every process
- * it starts (PTRACE_SEIZE, following forks, clones and execs). While the
- * file says 0, tracees run with PTRACE_CONT: no system call stops. When it
- * turns to 1 (inotify), every tracee is interrupted and from then on
- * resumed with PTRACE_SYSCALL: each call stops at entry and at exit, and
- * one line is reported after it ran, with its real result:
+ * it starts (PTRACE_SEIZE, following forks, clones and execs), and says so
+ * first:
+ *
+ *   W pid\n        (the supervisor's pid)
+ *
+ * While the file says 0, tracees run with PTRACE_CONT: no system call
+ * stops. When it turns to 1 (inotify), every tracee is interrupted and from
+ * then on resumed with PTRACE_SYSCALL, and the supervisor acknowledges the
+ * switch (the request that made it is answered only then):
+ *
+ *   O pid gen\n
+ *
+ * Each call then stops at entry and at exit, and one line is reported
+ * after it ran, with its real result:
  *
  *   T pid nr ret a0 a1 a2 a3 a4 a5 ppid\tfile\tcomm[\taddr data]\n
  *
@@ -774,14 +783,29 @@ static void direct_splice(const struct seccomp_notif *req)
 /* How long the supervisor waits, idle, before it writes a batch that is not full (ms). */
 #define FLUSH_MS 2
 
-static int observe_fd = -1; /* --observe FILE: "1" while the emulator can see system calls */
+static int observe_fd = -1; /* --observe FILE: "1 GEN PID" while the emulator can see system calls */
 static int observing;
 static int tracing;         /* the command is traced (ptrace) */
+static unsigned observe_gen; /* the last switch to 1 acted on */
+static pid_t observe_requester; /* the thread whose request on the mount made it (its answer waits for the ack) */
 
-static int read_observe(void)
+/*
+ * The file holds "0" or "1 GEN PID": GEN counts the switches to 1, PID is the
+ * thread whose request made the switch. Written in place, never truncated,
+ * so a read never finds it empty.
+ */
+static int read_observe(unsigned *gen)
 {
-	char c = '0';
-	return observe_fd >= 0 && pread(observe_fd, &c, 1, 0) == 1 && c == '1';
+	char s[40] = "";
+	ssize_t n = observe_fd >= 0 ? pread(observe_fd, s, sizeof(s) - 1, 0) : -1;
+	if (n < 1 || s[0] != '1')
+		return 0;
+	s[n] = 0;
+	int requester = 0;
+	*gen = 0;
+	sscanf(s + 1, "%u %d", gen, &requester);
+	observe_requester = requester;
+	return 1;
 }
 
 static struct tracee *tracee_of(pid_t tid, int make);
@@ -934,26 +958,51 @@ static int is_running(pid_t tid)
 }
 
 /*
+ * Whether a thread sleeps in a call that a stop restarts unseen: waiting
+ * for a child (a shell whose child wrote to the mount), sleeping.
+ */
+static int in_restarting_call(pid_t tid)
+{
+	char sc[256];
+	proc_file_line(tid, "syscall", sc, sizeof(sc));
+	long nr = strtol(sc, NULL, 10);
+	return sc[0] >= '0' && sc[0] <= '9' && (nr == 61 || nr == 247 || nr == 35 || nr == 230);
+}
+
+/*
  * Observation is on: tracees resumed before it stop (PTRACE_EVENT_STOP) and
- * go on under PTRACE_SYSCALL. Only running ones: one asleep in a call would
- * see it fail with EINTR where the call cannot restart (a read on the FUSE
- * mount); it is retried every RETRY_MS. Returns how many are left to stop.
+ * go on under PTRACE_SYSCALL. Running ones, ones asleep in a call that
+ * restarts, and the requester: its request on the mount is answered only
+ * after the ack (the daemon ignores the interrupt), so it stops before its
+ * next instruction. Any other asleep in a call could see it fail with EINTR
+ * where the call cannot restart (a read on the FUSE mount); it is retried
+ * every RETRY_MS. Returns how many are left to stop.
  */
 #define RETRY_MS 10
 static int to_stop; /* tracees resumed before observation turned on may be left */
-static int interrupt_running(void)
+static int interrupt_running(pid_t requester)
 {
 	int left = 0;
 	for (unsigned i = 0; i < MAX_TRACEES; i++) {
 		struct tracee *t = &tracees[i];
 		if (!t->tid || t->stepping || t->interrupted)
 			continue;
-		if (is_running(t->tid) && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+		if ((t->tid == requester || is_running(t->tid) || in_restarting_call(t->tid)) && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
 			t->interrupted = 1;
 		else
 			left++;
 	}
 	return left;
+}
+
+/* Tells the daemon this supervisor acted on switch GEN: what it reported before is in the FIFO, every tracee will stop. */
+static void ack_observe(unsigned gen)
+{
+	char line[64];
+	flush_batch();
+	int n = snprintf(line, sizeof(line), "O %d %u\n", (int)getpid(), gen);
+	add_line(line, (size_t)n);
+	flush_batch();
 }
 
 static void on_stop(pid_t tid, int status)
@@ -1051,7 +1100,7 @@ static void supervise(int listener, int inotify_fd)
 			}
 		}
 		if (to_stop)
-			to_stop = observing && interrupt_running();
+			to_stop = observing && interrupt_running(0);
 		struct pollfd p[3] = {{listener, POLLIN, 0}, {sfd, POLLIN, 0}, {inotify_fd, POLLIN, 0}};
 		int r = poll(p, 3, batch_len ? FLUSH_MS : to_stop ? RETRY_MS : -1);
 		if (r < 0) {
@@ -1072,8 +1121,14 @@ static void supervise(int listener, int inotify_fd)
 			char ev[4096];
 			while (read(inotify_fd, ev, sizeof(ev)) > 0) {
 			}
-			observing = read_observe();
+			unsigned gen = observe_gen;
+			observing = read_observe(&gen);
 			to_stop = observing;
+			if (observing && gen != observe_gen) {
+				observe_gen = gen;
+				to_stop = interrupt_running(observe_requester);
+				ack_observe(gen);
+			}
 		}
 		if (p[0].revents & POLLIN) {
 			memset(req, 0, sz.seccomp_notif);
@@ -1208,7 +1263,7 @@ int main(int argc, char **argv)
 				close(inotify_fd);
 				inotify_fd = -1;
 			}
-			observing = read_observe();
+			observing = read_observe(&observe_gen);
 			to_stop = observing;
 			long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
 			tracing = inotify_fd >= 0 && ptrace(PTRACE_SEIZE, cmd_pid, 0, opts) == 0;
@@ -1222,6 +1277,13 @@ int main(int argc, char **argv)
 		close(sp[1]);
 		if (listener < 0 && !tracing)
 			_exit(0);
+		if (tracing) {
+			/* The daemon waits for this supervisor's acks (O lines) from now on. */
+			char hello[32];
+			int n = snprintf(hello, sizeof(hello), "W %d\n", (int)getpid());
+			add_line(hello, (size_t)n);
+			flush_batch();
+		}
 		supervise(listener, inotify_fd);
 		_exit(0);
 	}

@@ -81,9 +81,10 @@ async function serve(o: ServeOptions): Promise<Served> {
   applyMountOptions(emulator.fs.root, emulator.fs.sb, userOwned(tracefsOpts), false);
 
   if (userOnlyMount()) log(`mounting for uid ${process.getuid?.()} only: for other users to reach it, add user_allow_other to /etc/fuse.conf (as root)`);
-  const mount = await mountTracefs(emulator.fs, mountpoint, { fuseOptions: o.fuseOptions, autoUnmount: o.autoUnmount, log });
+  const { returning } = host;
+  const mount = await mountTracefs(emulator.fs, mountpoint, { fuseOptions: o.fuseOptions, autoUnmount: o.autoUnmount, log, returning });
   // debugfs and /proc views for `tracefs-emu exec` namespaces.
-  const views = await serveNamespaceViews(emulator, mountpoint, { log, autoUnmount: o.autoUnmount }).catch(async (e: Error) => {
+  const views = await serveNamespaceViews(emulator, mountpoint, { log, autoUnmount: o.autoUnmount, returning }).catch(async (e: Error) => {
     await mount.unmount().catch(() => {});
     throw e;
   });

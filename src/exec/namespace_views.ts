@@ -13,6 +13,7 @@ import { type MountedTracefs, mountTracefs } from '../fuse/mount.js';
 import { hostInterrupts } from '../host/interrupts.js';
 import { expectSystemError } from '../host/system_error.js';
 import type { Emulator } from '../index.js';
+import type { Caller } from '../kernel/caller.js';
 import { procInterrupts, procKallsyms, procModules, procStackTracerEnabled, procVersion } from '../tracefs/files/proc_files.js';
 import { Dir, File, type FileOps } from '../tracefs/node.js';
 import { Tracefs } from '../tracefs/tracefs.js';
@@ -62,13 +63,14 @@ registerControlCommand('namespace', 'what `exec` binds in its namespace: the deb
 export async function serveNamespaceViews(
   emulator: Emulator,
   mountpoint: string,
-  opts: { log?: (m: string) => void; autoUnmount?: boolean } = {},
+  opts: { log?: (m: string) => void; autoUnmount?: boolean; returning?: (caller: Caller) => Promise<void> | undefined } = {},
 ): Promise<NamespaceViews> {
   const { debugfs: debugDir, proc: liveDir } = statePaths(mountpoint);
   const debugfs = await mountTracefs(emulator.debugfs, debugDir, {
     fuseOptions: ['fsname=debugfs', 'subtype=debugfs'],
     autoUnmount: opts.autoUnmount,
     log: opts.log,
+    returning: opts.returning,
   });
   const views: Record<string, string> = {};
   let live: MountedTracefs | undefined;
@@ -85,6 +87,7 @@ export async function serveNamespaceViews(
         fuseOptions: [`fsname=${LIVE_VIEWS_FS}`, `subtype=${LIVE_VIEWS_FS}`],
         autoUnmount: opts.autoUnmount,
         log: opts.log,
+        returning: opts.returning,
       });
     }
   } catch (e) {

@@ -3,6 +3,7 @@
  * handles, errno conversion, interrupts; every tracefs semantic
  * (permissions, truncate-on-open, blocking, poll masks) is the library's.
  */
+import type { Caller } from '../kernel/caller.js';
 import { errno, fail, isKernelError } from '../kernel/errno.js';
 import { Dir, type Node } from '../tracefs/node.js';
 import type { Stat, Tracefs } from '../tracefs/tracefs.js';
@@ -18,6 +19,8 @@ const RELEASE_GRACE_MS = 20;
 interface AdapterOptions {
   /** Where bugs (non-KernelError throws) are reported; they become EIO. */
   log?: (msg: string) => void;
+  /** What the answer to a request waits for besides the kernel's caches (the host's watchers: HostDriver.returning). */
+  returning?: (caller: Caller) => Promise<void> | undefined;
 }
 
 /** A directory opened for reading: its entries, listed once by the first readdir. */
@@ -38,6 +41,7 @@ export class FuseAdapter implements FuseHandler {
   replies!: FuseReplies;
   private notices?: FuseNotices;
   private readonly log: (msg: string) => void;
+  private readonly returning?: (caller: Caller) => Promise<void> | undefined;
   /** One wake function per open file, so repeated polls do not pile up listeners. */
   private readonly wakers = new Map<number, () => void>();
   /** Requests waiting in JS (blocking reads and the like), with how to end them. */
@@ -50,6 +54,7 @@ export class FuseAdapter implements FuseHandler {
     opts: AdapterOptions = {},
   ) {
     this.log = opts.log ?? ((m) => console.error(`tracefs-emu: ${m}`));
+    this.returning = opts.returning;
     this.ids = new NodeIds(fs.root);
     this.files = new FileCache(fs.kernel);
     this.cache = new KernelCache(this.ids, this.files);
@@ -80,15 +85,19 @@ export class FuseAdapter implements FuseHandler {
    * queued notices (it removed something the kernel caches) answers once
    * they are sent: what it removed is gone for the kernel too before it
    * returns (`test -d` right after a write to dynamic_events). One that
-   * waits is answered -EINTR at once if the kernel interrupts it; a late
-   * result then goes to `late`. Namespace operations (mkdir, setattr) never
-   * wait for notices: they hold the directory locks the notices need.
+   * armed what the host must learn of (`returning`) answers once it has,
+   * even if interrupted meanwhile. One that waits is answered -EINTR at
+   * once if the kernel interrupts it; a late result then goes to `late`.
+   * Namespace operations (mkdir, setattr) never wait for notices: they hold
+   * the directory locks the notices need.
    */
   private run<T>(what: string, req: FuseRequest, fn: () => T | Promise<T>, done: (v: T) => void, late?: (v: T) => void, settle = true): void {
     const queuedBefore = this.cache.queued;
     const answer = (v: T): void => {
-      if (!settle || this.cache.queued === queuedBefore) return done(v);
-      void this.cache.settled().then(() => (req.answered ? late?.(v) : done(v)));
+      const notices = settle && this.cache.queued !== queuedBefore ? this.cache.settled() : undefined;
+      const host = this.returning?.(req.caller);
+      if (!notices && !host) return done(v);
+      void Promise.all([notices, host]).then(() => (req.answered ? late?.(v) : done(v)));
     };
     let r: T | Promise<T>;
     try {

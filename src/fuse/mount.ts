@@ -8,6 +8,7 @@
 import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import type { Caller } from '../kernel/caller.js';
 import type { Tracefs } from '../tracefs/tracefs.js';
 import { watchTree } from '../tracefs/tree_watch.js';
 import { FuseAdapter } from './adapter.js';
@@ -40,6 +41,8 @@ interface MountOptions {
   mkdir?: boolean;
   /** Where bugs and mount events are reported (default: stderr). */
   log?: (msg: string) => void;
+  /** What the answer to a request waits for besides the kernel's caches (HostDriver.returning). */
+  returning?: (caller: Caller) => Promise<void> | undefined;
 }
 
 /** A mounted Tracefs. */
@@ -120,7 +123,7 @@ export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions 
   if (m && m.fstype === 'fuse.tracefs') throw new Error(`${mountpoint}: a tracefs-emu is already mounted there`);
   if (opts.mkdir !== false) await mkdir(mountpoint, { recursive: true });
 
-  const adapter = new FuseAdapter(fs, { log });
+  const adapter = new FuseAdapter(fs, { log, returning: opts.returning });
   const cache = adapter.cache;
   const options = [...baseOptions(), ...(opts.autoUnmount === false ? [] : ['auto_unmount']), ...(opts.fuseOptions ?? [])];
   let sessionEnded!: () => void;

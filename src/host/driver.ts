@@ -62,9 +62,8 @@ export class HostDriver {
    * call on the mount (FUSE sees no request for it).
    */
   readonly taskOf = (caller: Caller): Task => {
+    // (What the request arms or disarms, the watchers learn before it is answered: `returning`.)
     this.drain();
-    // The request may arm or disarm what sees system calls: the watchers learn it as soon as it is done.
-    if (this.events) queueMicrotask(this.observe);
     const task = this.mirror.taskOf(caller.pid, undefined, undefined, true);
     const moved = this.mirror.cwdChange(task);
     if (moved !== undefined) this.kernel.syscall(task, { name: 'chdir', path: moved }, () => 0);
@@ -88,10 +87,12 @@ export class HostDriver {
     return { lines: this.events?.lines ?? 0, syscalls: this.syscalls.reported + this.traced.reported };
   }
 
-  /** Tells the watchers whether anything sees system calls now. */
-  private readonly observe = (): void => {
-    this.events?.observe(this.kernel.syscallsObserved());
-  };
+  /**
+   * What the answer to a request waits for: when the request armed
+   * something that sees system calls, the watchers' acknowledgement that
+   * their processes' next calls are seen (observe_switch.ts).
+   */
+  readonly returning = (caller: Caller): Promise<void> | undefined => this.events?.observe(this.kernel.syscallsObserved(), caller.pid);
 
   /** Where watched processes report their system calls (undefined when nobody can). */
   get fifo(): string | undefined {

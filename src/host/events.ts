@@ -6,17 +6,18 @@
  * run by `tracefs-emu exec` make outside the mount (syscalls.ts, and every
  * other call while something can see them: traced_calls.ts). One FIFO keeps
  * them in the order they were written: a watched call is written before the
- * exit of the process that made it. Beside the FIFO, `FIFO.observe` holds
- * "1" while the kernel can see system calls (Kernel.syscallsObserved), "0"
- * otherwise: the watcher traces every call only while it says 1.
+ * exit of the process that made it. Beside the FIFO, `FIFO.observe` says
+ * whether the kernel can see system calls (Kernel.syscallsObserved): the
+ * watcher traces every call only while it does (observe_switch.ts).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isKernelError } from '../kernel/errno.js';
 import { procEventLine, procEventsHelper } from './cn_proc.js';
 import { nativeAddon } from './native_addon.js';
+import { ObserveSwitch } from './observe_switch.js';
 import type { ProcessMirror } from './proc_mirror.js';
 import { type HostSyscalls, parseHostSyscall } from './syscalls.js';
 import { parseTracedCall, type TracedCalls } from './traced_calls.js';
@@ -29,8 +30,12 @@ export interface HostEvents {
   drain(): void;
   /** Lines handled so far. */
   readonly lines: number;
-  /** Tells the watchers whether the kernel can see system calls now (written only when it changed). */
-  observe(on: boolean): void;
+  /**
+   * Tells the watchers whether the kernel can see system calls now (written
+   * only when it changed). Turning it on by a request of thread `requester`
+   * returns what its answer waits for: the watchers' acknowledgements.
+   */
+  observe(on: boolean, requester?: number): Promise<void> | undefined;
   stop(): void;
 }
 
@@ -98,11 +103,12 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
   let rfd: number | undefined;
   let wfd: number | undefined;
   let child: ChildProcess | undefined;
+  let observeSwitch: ObserveSwitch | undefined;
   const path = opts.fifo ?? join((dir = mkdtempSync(join(tmpdir(), 'tracefs-emu-events-'))), 'events');
   try {
     rmSync(path, { force: true });
     execFileSync('mkfifo', ['-m', '600', path], { stdio: 'ignore' });
-    if (opts.fifo) writeFileSync(observePath(opts.fifo), '0');
+    if (opts.fifo) observeSwitch = new ObserveSwitch(observePath(opts.fifo), () => drain());
     rfd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
     // Writers block when it is full (opening does not: a reader is there). This end, kept open, means a
     // read finds nothing rather than end-of-file when no writer is left.
@@ -127,7 +133,6 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
   let pending = '';
   let open = true;
   let lines = 0;
-  let observing = false;
   const drain = (): void => {
     observe(sinks.observed());
     while (open) {
@@ -139,6 +144,7 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
         const line = pending.slice(0, nl);
         pending = pending.slice(nl + 1);
         lines++;
+        if (observeSwitch?.line(line)) continue;
         try {
           hostEventLine(sinks, line);
         } catch (e) {
@@ -154,6 +160,7 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
     if (!open) return;
     open = false;
     clearInterval(timer);
+    observeSwitch?.close();
     child?.kill();
     for (const f of [fd, wfd]) {
       try {
@@ -167,15 +174,7 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
       rmSync(observePath(opts.fifo), { force: true });
     }
   };
-  const observe = (on: boolean): void => {
-    if (on === observing || !open || !opts.fifo) return;
-    observing = on;
-    try {
-      writeFileSync(observePath(opts.fifo), on ? '1' : '0');
-    } catch (e) {
-      expectSystemError(e); // its directory went away: nobody is watching
-    }
-  };
+  const observe = (on: boolean, requester?: number): Promise<void> | undefined => (open ? observeSwitch?.set(on, requester) : undefined);
   return {
     fifo: opts.fifo,
     drain,

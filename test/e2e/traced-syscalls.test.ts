@@ -217,6 +217,35 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
     }
   }, 180_000);
 
+  it('the call right after the write that turns tracing on is seen, every time', async () => {
+    // umask is a shell builtin whose calls only the watcher's tracing reports: the shell makes them as
+    // soon as its write to the mount returns, as on a kernel where the hook is live by then. Each round
+    // ends with a marker.
+    const rounds = 20;
+    const script = [
+      'cd /sys/kernel/tracing',
+      'echo > trace',
+      `i=0; while [ $i -lt ${rounds} ]; do echo 1 > events/raw_syscalls/sys_enter/enable; umask 022; echo "round $i" > trace_marker; echo 0 > events/raw_syscalls/sys_enter/enable; i=$((i+1)); done`,
+      'read pid _ < /proc/self/stat; echo "shell $pid"',
+      'cat trace',
+    ].join('\n');
+    const r = await run(process.execPath, [CLI, 'exec', '--mount', mnt, '--', '/bin/sh', '-c', script], env);
+    expect(r.code, r.stderr).toBe(0);
+    const shell = /^shell (\d+)$/m.exec(r.stdout)![1];
+    const umask = new RegExp(`^\\s*\\S+-${shell}\\s.*sys_enter: NR ${SYSCALL_NR.umask} `);
+    const seen: number[] = [];
+    let calls = 0;
+    for (const line of r.stdout.split('\n')) {
+      if (umask.test(line)) calls++;
+      const end = /tracing_mark_write: round (\d+)$/.exec(line);
+      if (end) {
+        if (calls > 0) seen.push(Number(end[1]));
+        calls = 0;
+      }
+    }
+    expect(seen, r.stdout.slice(0, 3000)).toEqual([...Array(rounds).keys()]);
+  }, 180_000);
+
   it.skipIf(!existsSync('/usr/bin/ping'))('ping -c1 127.0.0.1: sockets, the echo request sent and its reply awaited', async () => {
     const { traced, strace } = await compared('/usr/bin/ping -c1 127.0.0.1');
     expect(strace.get(SYSCALL_NR.socket!)?.calls).toBeGreaterThan(0);
