@@ -25,6 +25,8 @@ export const FTRACE_REF_MAX = (1 << 19) - 1;
 export class FtraceRecords {
   /** Traceable functions in record order. */
   readonly fns: readonly KernelFunction[];
+  /** Function id of each record. */
+  readonly ids: Int32Array;
   /** Record index of each function id, -1 when not traceable. */
   readonly indexOf: Int32Array;
   /** The flag word of each record (unsigned: read with >>> 0 where the top bit matters). */
@@ -32,6 +34,7 @@ export class FtraceRecords {
 
   constructor(traceable: readonly KernelFunction[], nrFunctions: number) {
     this.fns = traceable;
+    this.ids = Int32Array.from(traceable, (f) => f.id);
     this.indexOf = new Int32Array(nrFunctions).fill(-1);
     traceable.forEach((f, i) => (this.indexOf[f.id] = i));
     this.flags = new Uint32Array(traceable.length);
@@ -60,5 +63,23 @@ export class FtraceRecords {
   /** The ftrace ip of a function: where its __fentry__ call sits. */
   static ip(fn: KernelFunction): bigint {
     return fn.addr + BigInt(fn.fentryOffset);
+  }
+}
+
+/** Records an update touched, each once, in the order touched (a whole-kernel update touches every record: no hashing). */
+export class RecordSet {
+  readonly list: Int32Array;
+  private readonly seen: Uint8Array;
+  size = 0;
+
+  constructor(nrRecords: number) {
+    this.list = new Int32Array(nrRecords);
+    this.seen = new Uint8Array(nrRecords);
+  }
+
+  add(r: number): void {
+    if (this.seen[r]) return;
+    this.seen[r] = 1;
+    this.list[this.size++] = r;
   }
 }

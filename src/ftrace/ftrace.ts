@@ -27,6 +27,7 @@ import {
   FTRACE_FL_TRAMP_EN,
   FTRACE_REF_MAX,
   FtraceRecords,
+  RecordSet,
 } from './dyn_ftrace.js';
 import { Fgraph } from './fgraph.js';
 import type { Fprobe } from './fprobe.js';
@@ -54,7 +55,7 @@ import { GraphHashes } from './graph_hash.js';
 import { Kprobes } from './kprobes.js';
 import { TRACE_LIST_START, traceClearRecursion, traceTestAndSetRecursion } from './recursion.js';
 import { RethookCore } from './rethook.js';
-import { MatchType, filterIndex, ftraceMatch, parseFilterRegex } from './glob.js';
+import { RecordMatcher } from './record_match.js';
 import { StackTracer } from './stack_tracer.js';
 import { FtraceTasks } from './task_state.js';
 import { ModuleDirectCalls } from './ftrace_direct.js';
@@ -101,6 +102,8 @@ export class Ftrace {
   readonly profiler: FunctionProfiler;
   /** set_graph_function / set_graph_notrace. */
   readonly graphHashes = new GraphHashes();
+  /** Which records a filter word names. */
+  readonly matcher: RecordMatcher;
   /** The commands set_ftrace_filter knows (ftrace_commands). */
   readonly commands = new FtraceCommands();
   /** Loaded modules' direct calls (register_ftrace_direct()). */
@@ -111,6 +114,7 @@ export class Ftrace {
     const table = kernel.symbols;
     this.exec = kernel.exec;
     this.records = new FtraceRecords(table.allTraceable(), table.functions.length);
+    this.matcher = new RecordMatcher(this.records);
     // Records of modules not loaded wait disabled, as a module's do while it is coming.
     this.records.fns.forEach((f, r) => {
       if (!table.isLoaded(f)) this.records.flags[r] = FTRACE_FL_DISABLED;
@@ -120,6 +124,7 @@ export class Ftrace {
       else if (state === 'going') this.releaseMod(mod.def.name);
     });
     this.site = new Uint8Array(table.functions.length);
+    this.active = new Uint8Array(this.records.count);
     this.siteOps = new Array(table.functions.length);
     this.trampolines = new TrampolineSpace(kernel.profile.trampolineBase);
     this.exec.fentry = (ip, parentIp, regs, task, fn) => this.fentry(ip, parentIp, regs, task, fn);
@@ -211,28 +216,27 @@ export class Ftrace {
 
   /** Re-points the call site of record `r` after its flags changed (ftrace_replace_code()). */
   private updateSite(r: number, caller: { site: Site; ops?: FtraceOps }): void {
-    const fn = this.records.fns[r];
-    const flags = this.records.flags[r];
+    const id = this.records.ids[r]!;
+    const flags = this.records.flags[r]!;
     let site = Site.Nop;
     let ops: FtraceOps | undefined;
     if (flags & FTRACE_FL_ENABLED) {
       if (flags & FTRACE_FL_TRAMP_EN) {
-        ops = this.findTrampOps(fn.id);
+        ops = this.findTrampOps(id);
         site = ops ? Site.Ops : Site.Nop;
       } else {
         site = caller.site;
         ops = caller.ops;
       }
     }
-    this.site[fn.id] = site;
-    this.siteOps[fn.id] = ops;
-    this.exec.patchFentry(fn.id, site !== Site.Nop);
-    if (site === Site.Nop) this.active.delete(r);
-    else this.active.add(r);
+    this.site[id] = site;
+    this.siteOps[id] = ops;
+    this.exec.patchFentry(id, site !== Site.Nop);
+    this.active[r] = site === Site.Nop ? 0 : 1;
   }
 
-  /** Records whose call site is patched. */
-  private readonly active = new Set<number>();
+  /** Per record: whether its call site is patched. */
+  private readonly active: Uint8Array;
 
   // ------------------------------------------------------------------ records
 
@@ -255,49 +259,52 @@ export class Ftrace {
     return this.opsList.some((op) => op.flags & FTRACE_OPS_FL_SAVE_REGS && hashContains(op.funcHash, id));
   }
 
-  /** The records an ops' hashes select (all but the notrace ones when its filter is empty). */
-  private *matchingRecords(h: FuncHash): IterableIterator<number> {
-    const { indexOf } = this.records;
+  /** __ftrace_hash_rec_update(): counts `ops` in (or out of) the records it traces (all but the notrace ones when its filter is empty; of `only`, if given). */
+  private recUpdate(ops: FtraceOps, inc: boolean, touched: RecordSet, only?: ReadonlySet<number>): void {
+    if (!(ops.flags & FTRACE_OPS_FL_ENABLED)) return;
+    const h = ops.funcHash;
+    const { indexOf, ids } = this.records;
+    const notrace = h.notrace.empty ? undefined : h.notrace;
     if (h.filter.empty) {
-      for (let r = 0; r < this.records.count; r++) {
-        if (h.notrace.empty || !h.notrace.has(this.records.fns[r].id)) yield r;
+      for (let r = 0; r < ids.length; r++) {
+        if (notrace?.has(ids[r]!)) continue;
+        if (only && !only.has(r)) continue;
+        this.recCount(ops, inc, r, touched);
       }
       return;
     }
     for (const id of h.filter) {
-      const r = indexOf[id];
-      if (r >= 0 && !h.notrace.has(id)) yield r;
+      const r = indexOf[id]!;
+      if (r < 0 || notrace?.has(id)) continue;
+      if (only && !only.has(r)) continue;
+      this.recCount(ops, inc, r, touched);
     }
   }
 
-  /** __ftrace_hash_rec_update(): counts `ops` in (or out of) the records it traces (of `only`, if given). */
-  private recUpdate(ops: FtraceOps, inc: boolean, touched: Set<number>, only?: ReadonlySet<number>): void {
-    if (!(ops.flags & FTRACE_OPS_FL_ENABLED)) return;
+  /** One record of recUpdate(). */
+  private recCount(ops: FtraceOps, inc: boolean, r: number, touched: RecordSet): void {
     const flags = this.records.flags;
-    for (const r of this.matchingRecords(ops.funcHash)) {
-      if (only && !only.has(r)) continue;
-      let f = flags[r];
-      if (f & FTRACE_FL_DISABLED && !(f & FTRACE_FL_ENABLED)) continue;
-      const id = this.records.fns[r].id;
-      if (inc) {
-        if ((f & FTRACE_REF_MAX) === FTRACE_REF_MAX) continue;
-        f++;
-        if (ops.flags & FTRACE_OPS_FL_DIRECT) f |= FTRACE_FL_DIRECT;
-        if ((f & FTRACE_REF_MAX) === 1 && ops.trampoline) f |= FTRACE_FL_TRAMP;
-        else f &= ~FTRACE_FL_TRAMP;
-        if (ops.flags & FTRACE_OPS_FL_SAVE_REGS) f |= FTRACE_FL_REGS;
-      } else {
-        if ((f & FTRACE_REF_MAX) === 0) continue;
-        f--;
-        if (ops.flags & FTRACE_OPS_FL_DIRECT) f &= ~FTRACE_FL_DIRECT;
-        flags[r] = f >>> 0;
-        if ((f & FTRACE_REF_MAX) > 0 && f & FTRACE_FL_REGS && ops.flags & FTRACE_OPS_FL_SAVE_REGS && !this.recNeedsRegs(id)) f &= ~FTRACE_FL_REGS;
-        if ((f & FTRACE_REF_MAX) === 1 && this.findTrampOps(id, ops)) f |= FTRACE_FL_TRAMP;
-        else f &= ~FTRACE_FL_TRAMP;
-      }
+    let f = flags[r]!;
+    if (f & FTRACE_FL_DISABLED && !(f & FTRACE_FL_ENABLED)) return;
+    if (inc) {
+      if ((f & FTRACE_REF_MAX) === FTRACE_REF_MAX) return;
+      f++;
+      if (ops.flags & FTRACE_OPS_FL_DIRECT) f |= FTRACE_FL_DIRECT;
+      if ((f & FTRACE_REF_MAX) === 1 && ops.trampoline) f |= FTRACE_FL_TRAMP;
+      else f &= ~FTRACE_FL_TRAMP;
+      if (ops.flags & FTRACE_OPS_FL_SAVE_REGS) f |= FTRACE_FL_REGS;
+    } else {
+      if ((f & FTRACE_REF_MAX) === 0) return;
+      f--;
+      if (ops.flags & FTRACE_OPS_FL_DIRECT) f &= ~FTRACE_FL_DIRECT;
       flags[r] = f >>> 0;
-      touched.add(r);
+      const id = this.records.ids[r]!;
+      if ((f & FTRACE_REF_MAX) > 0 && f & FTRACE_FL_REGS && ops.flags & FTRACE_OPS_FL_SAVE_REGS && !this.recNeedsRegs(id)) f &= ~FTRACE_FL_REGS;
+      if ((f & FTRACE_REF_MAX) === 1 && this.findTrampOps(id, ops)) f |= FTRACE_FL_TRAMP;
+      else f &= ~FTRACE_FL_TRAMP;
     }
+    flags[r] = f >>> 0;
+    touched.add(r);
   }
 
   /** ftrace_check_record() with update: the enabled/active bits follow the count and wanted bits. */
@@ -318,6 +325,11 @@ export class Ftrace {
     flags[r] = f >>> 0;
   }
 
+  /** A fresh set for the records an update touches. */
+  private touched(): RecordSet {
+    return new RecordSet(this.records.count);
+  }
+
   /** What the static caller called at the last update. */
   private lastCaller: { site: Site; ops?: FtraceOps } = { site: Site.Nop };
 
@@ -326,15 +338,18 @@ export class Ftrace {
    * re-pointed; when what the static caller calls changed (the list function
    * came or went), every enabled site is.
    */
-  private commit(touched: Set<number>): void {
-    for (const r of touched) this.checkRecord(r);
+  private commit(touched: RecordSet): void {
+    const list = touched.list;
+    const n = touched.size;
+    for (let i = 0; i < n; i++) this.checkRecord(list[i]!);
     const caller = this.traceFunctionSite();
     const flags = this.records.flags;
     if (caller.site !== this.lastCaller.site || caller.ops !== this.lastCaller.ops) {
-      for (const r of touched) if (flags[r] & FTRACE_FL_ENABLED) this.active.add(r);
-      for (const r of this.active) this.updateSite(r, caller);
+      const active = this.active;
+      for (let i = 0; i < n; i++) if (flags[list[i]!]! & FTRACE_FL_ENABLED) active[list[i]!] = 1;
+      for (let r = 0; r < active.length; r++) if (active[r]) this.updateSite(r, caller);
     } else {
-      for (const r of touched) this.updateSite(r, caller);
+      for (let i = 0; i < n; i++) this.updateSite(list[i]!, caller);
     }
     this.lastCaller = caller;
     for (const cb of this.onUpdate) cb();
@@ -356,7 +371,8 @@ export class Ftrace {
     const recs = this.moduleRecords(module);
     const flags = this.records.flags;
     for (const r of recs) flags[r] = (flags[r] & ~FTRACE_FL_DISABLED) >>> 0;
-    const touched = new Set<number>();
+    this.matcher.forget();
+    const touched = this.touched();
     for (const op of this.opsList) this.recUpdate(op, true, touched, recs);
     this.commit(touched);
   }
@@ -377,6 +393,7 @@ export class Ftrace {
       this.records.flags[r] = FTRACE_FL_DISABLED;
       this.updateSite(r, caller);
     }
+    this.matcher.forget();
     for (const cb of this.onUpdate) cb();
   }
 
@@ -411,55 +428,13 @@ export class Ftrace {
 
   // ------------------------------------------------------------------ matching
 
-  /** The record on line `k` of available_filter_functions (records of modules not loaded are not listed), -1 past the end. */
-  private listedRecord(k: number): number {
-    const flags = this.records.flags;
-    for (let r = 0; r < flags.length; r++) {
-      if (flags[r] & FTRACE_FL_DISABLED) continue;
-      if (k-- === 0) return r;
-    }
-    return -1;
-  }
-
   /**
    * match_records(): adds to `hash` every record whose name matches `func`
    * (and whose module matches `mod`, `:mod:` syntax; `!` inverts it), or
    * removes them when `func` starts with `!`. Returns how many matched (0: none).
    */
   matchRecords(hash: FtraceHash, func: string | undefined, mod?: string): number {
-    const fg = func !== undefined ? parseFilterRegex(func) : { type: MatchType.Full, search: '', not: false };
-    const clear = fg.not;
-    const mg = mod !== undefined ? parseFilterRegex(mod) : undefined;
-    const fns = this.records.fns;
-    const flags = this.records.flags;
-    if (fg.type === MatchType.Index) {
-      const n = filterIndex(fg.search);
-      const r = n !== undefined ? this.listedRecord(n - 1) : -1;
-      if (r < 0) return 0;
-      if (clear) hash.delete(fns[r].id);
-      else hash.add(fns[r].id);
-      return 1;
-    }
-    let found = 0;
-    for (let r = 0; r < fns.length; r++) {
-      if (flags[r] & FTRACE_FL_DISABLED) continue;
-      const fn = fns[r];
-      if (mg) {
-        const modname = fn.module;
-        if (!mg.search.length) {
-          // A blank module: `func:mod:` names every module, `func:mod:!` vmlinux.
-          if (!mg.not === !modname) continue;
-        } else {
-          const modMatches = modname ? ftraceMatch(modname, mg) : false;
-          if (modMatches === mg.not) continue;
-        }
-        if (fg.search.length && !ftraceMatch(fn.name, fg)) continue;
-      } else if (!ftraceMatch(fn.name, fg)) continue;
-      if (clear) hash.delete(fn.id);
-      else hash.add(fn.id);
-      found++;
-    }
-    return found;
+    return this.matcher.match(hash, func, mod);
   }
 
   // ------------------------------------------------------------------ registration
@@ -497,7 +472,7 @@ export class Ftrace {
       this.freeTrampoline(ops);
       throw e;
     }
-    const touched = new Set<number>();
+    const touched = this.touched();
     this.recUpdate(ops, true, touched);
     this.commit(touched);
   }
@@ -507,7 +482,7 @@ export class Ftrace {
     if (!(ops.flags & FTRACE_OPS_FL_ENABLED) || !this.opsList.includes(ops)) fail('EBUSY');
     this.opsList = this.opsList.filter((o) => o !== ops);
     this.updateIpmodify(ops, ops.filterHash, new FtraceHash());
-    const touched = new Set<number>();
+    const touched = this.touched();
     // Counted out while still flagged enabled, as the kernel does.
     this.recUpdate(ops, false, touched);
     ops.flags &= ~FTRACE_OPS_FL_ENABLED;
@@ -604,7 +579,7 @@ export class Ftrace {
   private updateOps(ops: FtraceOps, next: FuncHash): void {
     const cur = ops.funcHash;
     if (cur.filter.equals(next.filter) && cur.notrace.equals(next.notrace)) return;
-    const touched = new Set<number>();
+    const touched = this.touched();
     this.recUpdate(ops, false, touched);
     this.updateIpmodify(ops, cur.filter, next.filter);
     ops.funcHash = next;
@@ -625,7 +600,7 @@ export class Ftrace {
     for (const op of this.opsList) {
       if (op.subops.some((s) => s.funcHash === funcHash && s.flags & FTRACE_OPS_FL_ENABLED)) managers.add(op);
     }
-    const touched = new Set<number>();
+    const touched = this.touched();
     if (which === 'filter') for (const op of users) this.updateIpmodify(op, funcHash.filter, hash);
     for (const op of users) this.recUpdate(op, false, touched);
     funcHash[which] = hash;

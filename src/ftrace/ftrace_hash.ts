@@ -4,7 +4,13 @@
  * function"; an empty notrace hash means "none excluded".
  */
 export class FtraceHash {
-  private readonly ids: Set<number>;
+  /**
+   * The member ids as a bitset (bit id%32 of word id/32): a hash of every
+   * function is a few kilobytes, copied and tested without hashing.
+   * Iteration goes by ascending id.
+   */
+  private words: Uint32Array;
+  private n = 0;
   /**
    * FTRACE_HASH_FL_MOD: `:mod:` filters wait for a module to load, so the
    * hash is not "all functions" even with no entries yet.
@@ -18,58 +24,88 @@ export class FtraceHash {
   dead = 0;
 
   constructor(ids?: Iterable<number>) {
-    this.ids = new Set(ids);
+    this.words = NO_WORDS;
+    if (ids) for (const id of ids) this.add(id);
   }
 
   get count(): number {
-    return this.ids.size;
+    return this.n;
   }
 
   /** ftrace_hash_empty(). */
   get empty(): boolean {
-    return this.ids.size === 0 && !this.mod && this.dead === 0;
+    return this.n === 0 && !this.mod && this.dead === 0;
   }
 
   has(id: number): boolean {
-    return this.ids.has(id);
+    const w = id >>> 5;
+    return w < this.words.length && (this.words[w]! & (1 << (id & 31))) !== 0;
   }
 
   add(id: number): void {
-    this.ids.add(id);
+    const w = id >>> 5;
+    if (w >= this.words.length) this.grow(w);
+    const bit = 1 << (id & 31);
+    if (this.words[w]! & bit) return;
+    this.words[w]! |= bit;
+    this.n++;
   }
 
   delete(id: number): boolean {
-    return this.ids.delete(id);
+    if (!this.has(id)) return false;
+    this.words[id >>> 5]! &= ~(1 << (id & 31));
+    this.n--;
+    return true;
   }
 
   clear(): void {
-    this.ids.clear();
+    this.words = NO_WORDS;
+    this.n = 0;
     this.dead = 0;
   }
 
   /** clear_mod_from_hash(): the functions of a module going away stop matching. */
   killIds(ids: Iterable<number>): void {
-    for (const id of ids) if (this.ids.delete(id)) this.dead++;
+    for (const id of ids) if (this.delete(id)) this.dead++;
   }
 
   copy(): FtraceHash {
-    const h = new FtraceHash(this.ids);
+    const h = new FtraceHash();
+    h.words = this.n ? this.words.slice() : NO_WORDS;
+    h.n = this.n;
     h.mod = this.mod;
     h.dead = this.dead;
     return h;
   }
 
-  [Symbol.iterator](): IterableIterator<number> {
-    return this.ids.values();
+  *[Symbol.iterator](): IterableIterator<number> {
+    const words = this.words;
+    for (let w = 0; w < words.length; w++) {
+      let x = words[w]!;
+      while (x) {
+        const low = x & -x;
+        yield (w << 5) + 31 - Math.clz32(low);
+        x ^= low;
+      }
+    }
   }
 
   /** Same members (ops_equal(): two empty hashes are equal). */
   equals(other: FtraceHash): boolean {
     if (this.empty !== other.empty || this.count !== other.count) return false;
-    for (const id of this.ids) if (!other.has(id)) return false;
+    for (const id of this) if (!other.has(id)) return false;
     return true;
   }
+
+  private grow(w: number): void {
+    const next = new Uint32Array(Math.max(w + 1, this.words.length * 2, 64));
+    next.set(this.words);
+    this.words = next;
+  }
 }
+
+/** The words of a hash with no members (shared: a hash copies before it writes). */
+const NO_WORDS = new Uint32Array(0);
 
 /** A filter/notrace pair (ftrace_ops_hash). */
 export interface FuncHash {

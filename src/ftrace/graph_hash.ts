@@ -8,8 +8,7 @@ import { expectKernelError, fail } from '../kernel/errno.js';
 import type { Ftrace } from './ftrace.js';
 import { FtraceHash } from './ftrace_hash.js';
 import { listHash } from './ftrace_regex.js';
-import { ftraceMatch, MatchType, parseFilterRegex } from './glob.js';
-import { FTRACE_FL_DISABLED } from './dyn_ftrace.js';
+import { parseFilterRegex } from './glob.js';
 import { FTRACE_BUFF_MAX, TraceParser } from './trace_parser.js';
 
 export type GraphHashKind = 'function' | 'notrace';
@@ -23,13 +22,11 @@ export class GraphHashes {
 /** ftrace_graph_set_hash(): adds (or with `!` removes) matching functions; EINVAL when none did. */
 function graphSetHash(ftrace: Ftrace, hash: FtraceHash, word: string): void {
   const g = parseFilterRegex(word);
-  const { fns, flags } = ftrace.records;
+  const { ids } = ftrace.records;
   let failed = true;
-  for (let r = 0; r < fns.length; r++) {
-    if (flags[r] & FTRACE_FL_DISABLED) continue;
-    // An index is no function name here.
-    if (g.type === MatchType.Index || !ftraceMatch(fns[r].name, g)) continue;
-    const id = fns[r].id;
+  // An index is no function name here: it matches none.
+  for (const r of ftrace.matcher.matching(g)) {
+    const id = ids[r]!;
     if (!g.not) {
       failed = false;
       hash.add(id);
