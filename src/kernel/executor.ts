@@ -223,46 +223,37 @@ export class Executor {
     this.calls++;
     task.frames.push(x);
     task.sp = x.regs.sp;
-    const unwind = (): void => {
-      const frames = task.frames;
-      if (frames[frames.length - 1] === x) frames.pop();
-      else {
-        const i = frames.lastIndexOf(x);
-        if (i >= 0) frames.splice(i, 1);
-      }
-      task.sp = savedSp;
-    };
     let result: BodyResult;
     try {
       this.enter(x);
       result = body?.(x);
     } catch (e) {
-      unwind();
+      unwind(x, savedSp);
       throw e;
     }
     if (result instanceof Promise) {
       return result.then(
-        (v) => this.finish(x, v, unwind),
+        (v) => this.finish(x, v, savedSp),
         (e) => {
-          unwind();
+          unwind(x, savedSp);
           throw e;
         },
       );
     }
-    return this.finish(x, result, unwind);
+    return this.finish(x, result, savedSp);
   }
 
-  private finish(x: Call, v: Value | number | void, unwind: () => void): Value {
-    if (!x.tailed) return this.leave(x, v, unwind);
+  private finish(x: Call, v: Value | number | void, savedSp: bigint): Value {
+    if (!x.tailed) return this.leave(x, v, savedSp);
     // The tail callee already returned through the slot.
-    unwind();
+    unwind(x, savedSp);
     return BigInt.asUintN(64, BigInt(v ?? 0));
   }
 
   /** Function entry: breakpoints before the fentry site, ftrace, then breakpoints in the body. */
   private enter(x: Call): void {
     const { fn, regs, task, callSite } = x;
-    const offs = this.bpOffsets.get(fn.id);
+    const offs = this.bpOffsets.size ? this.bpOffsets.get(fn.id) : undefined;
     if (offs) for (const o of offs) if (o < fn.fentryOffset) this.hitBreakpoint(x, o);
     if (this.fentryPatched[fn.id]) {
       const ip = fn.addr + BigInt(fn.fentryOffset);
@@ -282,31 +273,47 @@ export class Executor {
   }
 
   /** Return: %ax set, then follow the return slot through trampolines to the caller. */
-  private leave(x: Call, result: Value | number | void, unwind: () => void): Value {
-    const ax = BigInt.asUintN(64, BigInt(result ?? 0));
+  private leave(x: Call, result: Value | number | void, savedSp: bigint): Value {
+    const ax = typeof result === 'bigint' && result >= 0n && result <= U64_MAX ? result : BigInt.asUintN(64, BigInt(result ?? 0));
     const { regs, task } = x;
     regs.ax = ax;
     const slot = regs.sp;
     let addr = this.deps.kernelMemory.readU64(slot) ?? 0n;
     // After `ret`, sp is above the slot: trampolines see the caller's stack.
     regs.sp = slot + 8n;
-    for (let hops = 0; hops < 64; hops++) {
-      const t = this.trampolines.get(addr);
-      if (!t) break;
-      regs.ip = addr;
-      addr = t(regs, task);
+    // A slot that still holds the call site was left alone by every hook (no trampoline sits at a call site).
+    if (addr !== x.callSite) {
+      for (let hops = 0; hops < 64; hops++) {
+        const t = this.trampolines.get(addr);
+        if (!t) break;
+        regs.ip = addr;
+        addr = t(regs, task);
+      }
     }
-    unwind();
+    unwind(x, savedSp);
     if (addr !== x.callSite) this.corruptions++;
     return ax;
   }
+}
+
+const U64_MAX = (1n << 64n) - 1n;
+
+/** Pops `x` off its task's frames (wherever it is: a tail call may have left it), and restores the stack pointer. */
+function unwind(x: Call, savedSp: bigint): void {
+  const frames = x.task.frames;
+  if (frames[frames.length - 1] === x) frames.pop();
+  else {
+    const i = frames.lastIndexOf(x);
+    if (i >= 0) frames.splice(i, 1);
+  }
+  x.task.sp = savedSp;
 }
 
 function toValues(args: readonly (Value | number)[]): Value[] {
   const out = new Array<Value>(args.length);
   for (let i = 0; i < args.length; i++) {
     const a = args[i]!;
-    out[i] = typeof a === 'bigint' ? (a >= 0n && a < 1n << 64n ? a : BigInt.asUintN(64, a)) : BigInt.asUintN(64, BigInt(a));
+    out[i] = typeof a === 'bigint' ? (a >= 0n && a <= U64_MAX ? a : BigInt.asUintN(64, a)) : BigInt.asUintN(64, BigInt(a));
   }
   return out;
 }

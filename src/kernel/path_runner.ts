@@ -95,8 +95,9 @@ export interface RunnerDeps {
 export class PathRunner {
   /** What runs in each subtree, for skipping the ones nothing can observe (subtree.ts). */
   readonly subtrees: SubtreeIndex;
-  private readonly argPlans = new Map<number, ArgPlan>();
-  private readonly retPlans = new Map<number, RetPlan>();
+  /** By function id. */
+  private readonly argPlans: (ArgPlan | undefined)[] = [];
+  private readonly retPlans: (RetPlan | undefined)[] = [];
   private readonly fnCache = new Map<string, KernelFunction | null>();
   private counter = 0;
   /** Frames deeper than this are not entered (a runaway template). */
@@ -201,10 +202,10 @@ export class PathRunner {
   }
 
   private args(fn: KernelFunction, ctx: RunCtx): bigint[] {
-    let plan = this.argPlans.get(fn.id);
+    let plan = this.argPlans[fn.id];
     if (!plan) {
       plan = this.planArgs(fn);
-      this.argPlans.set(fn.id, plan);
+      this.argPlans[fn.id] = plan;
     }
     const out = new Array<bigint>(plan.length);
     for (let i = 0; i < plan.length; i++) out[i] = plan[i]!(ctx.env, ctx);
@@ -231,7 +232,7 @@ export class PathRunner {
 
   private ret(fn: KernelFunction, ctx: RunCtx, chain: boolean): bigint {
     if (chain && ctx.ret !== undefined && CHAIN_RET.test(fn.name)) return ctx.ret;
-    let plan = this.retPlans.get(fn.id);
+    let plan = this.retPlans[fn.id];
     if (!plan) {
       plan = { kind: 'int' };
       const proto = this.deps.proto(baseName(fn.name));
@@ -243,7 +244,7 @@ export class PathRunner {
           plan = { kind: 'ptr', struct: target.kind === 'struct' || target.kind === 'union' ? target.name : undefined };
         }
       }
-      this.retPlans.set(fn.id, plan);
+      this.retPlans[fn.id] = plan;
     }
     if (plan.kind === 'ptr' && plan.struct) return ctx.env[`struct ${plan.struct}`] ?? 0n;
     return 0n;
