@@ -131,10 +131,10 @@ export class CpuBuffer {
   reset(): void {
     let p = this.head;
     for (let i = 0; i < this.nrPages; i++) {
-      p.clear();
+      p.empty();
       p = p.next;
     }
-    this.reader.clear();
+    this.reader.empty();
     this.reader.next = this.head;
     this.reader.prev = this.head.prev;
     this.tail = this.head;
@@ -296,7 +296,8 @@ export class CpuBuffer {
       if (this.tail === this.reader) break;
       if (this.numEntries === 0) break;
       const old = this.reader;
-      old.clear();
+      // read through: back in the ring, empty
+      old.empty();
       const head = this.head;
       const prev = head.prev;
       const after = head.next;

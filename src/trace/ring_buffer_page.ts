@@ -22,7 +22,7 @@ export class BufferPage {
 
   constructor(readonly size: number) {}
 
-  /** The sub-buffer as the kernel lays it out: 16-byte header, then event data (allocated on first use). */
+  /** The sub-buffer as the kernel lays it out: 16-byte header, then event data (allocated on first use, let go when emptied). */
   get buf(): Buffer {
     return (this.data ??= Buffer.alloc(this.size));
   }
@@ -39,6 +39,12 @@ export class BufferPage {
     this.read = 0;
     this.realEnd = 0;
     this.generation++;
+  }
+
+  /** Starts the page over, holding nothing: its bytes go until the writer comes back (the kernel keeps the page; only what it costs here changes). */
+  empty(): void {
+    this.clear();
+    this.data = null;
   }
 
   /** Writes time_stamp and commit into the page header, as a reader receives them. */
