@@ -1,24 +1,30 @@
 /**
  * `tracefs-emu fuzz`: writes grammar-based and random inputs to every
- * writable file of a real FUSE mount served by this process (as the
- * tracefs bench does), from a few concurrent writers; counts the errno of
- * each write per file, the internal errors (a non-KernelError exception
- * the adapter logged and turned into EIO: there must be none), samples this
- * process's RSS, and prints the rate. Every so often the state is reset
- * the way a user would (`echo > dynamic_events`, nop tracer, events off),
- * and those writes are checked too.
+ * writable file of a real FUSE mount, from a few concurrent writer
+ * processes (fuzz_writer.ts); counts the errno of each write per file and
+ * the internal errors (a non-KernelError exception the adapter logged and
+ * turned into EIO: there must be none), follows the server's RSS, and
+ * prints the rate. The mount is served by this process (as the daemon
+ * serves it), or with `--mount DIR` by the daemon already serving DIR.
+ * Writes go in rounds; between rounds the state is reset the way a user
+ * would (fuzz_reset.ts), and those writes are checked too.
  */
-import { existsSync } from 'node:fs';
-import { mkdtemp, open, rm } from 'node:fs/promises';
+import { type ChildProcess, fork } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readdir, rm, rmdir, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Argv, CommandModule } from 'yargs';
-import { mountTracefs } from '../src/fuse/mount.js';
+import { readState, statePaths } from '../src/daemon/state.js';
+import { mountTracefs, type MountedTracefs } from '../src/fuse/mount.js';
+import { mountAt } from '../src/fuse/mount_table.js';
 import { HostDriver } from '../src/host/driver.js';
 import { createEmulator } from '../src/index.js';
 import { DEFAULT_SERIES, isSeries, type Series } from '../src/kernel/series.js';
-import type { Tracefs } from '../src/tracefs/tracefs.js';
-import { inputFor, kindOf, rng, type FileKind, type Rand } from './fuzz_inputs.js';
+import { type FileKind, kindOf, rng, type Rand } from './fuzz_inputs.js';
+import { FuzzReset } from './fuzz_reset.js';
+import type { RoundDone, WriterInit, WriterRound } from './fuzz_writer.js';
 import { fmt, now, table } from './table.js';
 
 interface FuzzOptions {
@@ -30,6 +36,8 @@ interface FuzzOptions {
   resetEvery: number;
   /** Event directories whose files are fuzzed (of thousands). */
   events: number;
+  /** Fuzz the mount a daemon serves at this directory instead of serving one. */
+  mount?: string;
 }
 
 interface FileStats {
@@ -40,13 +48,23 @@ interface FileStats {
 export interface FuzzResult {
   writes: number;
   seconds: number;
+  /**
+   * Exceptions other than the kernel's errno: what the server logged with a
+   * stack (served here, or in the daemon's log); else, with a daemon that
+   * logs elsewhere, the writes answered EIO.
+   */
   internalErrors: number;
-  /** The first internal errors logged (message and the input that caused it, if known). */
+  /** The first internal errors logged, and inputs answered EIO. */
   samples: string[];
-  /** RSS in MB, sampled every second. */
-  rss: number[];
+  /** The server's RSS in MB after each round, by writes done. */
+  rss: { writes: number; mb: number }[];
+  /** CPU time the server spent (user and system), in seconds. */
+  serverCpu: number;
   byFile: Map<string, FileStats>;
+  /** Writes of the resets: `file=result` → count. */
   resets: Map<string, number>;
+  /** A round that did not end within ROUND_TIMEOUT_MS (a write that hangs). */
+  hung?: string;
 }
 
 /** The instance made before fuzzing: its files are fuzzed too. */
@@ -55,150 +73,250 @@ const INSTANCE = 'instances/fz';
 /** Files never written: they block, or only read. */
 const SKIP = /(^|\/)(trace_pipe|trace_pipe_raw)$/;
 
-/** Writable files of the tree (mode has a write bit), with a sample of the event directories. */
-function writableFiles(fs: Tracefs, r: Rand, events: number): string[] {
+/** How long a round of writes may take before the fuzzer calls it a hang. */
+const ROUND_TIMEOUT_MS = 600_000;
+
+/** Writable files under `dir` (mode has a write bit), with a sample of the event directories. */
+async function writableFiles(dir: string, r: Rand, events: number): Promise<string[]> {
   const out: string[] = [];
-  const walk = (dir: string): void => {
+  const walk = async (rel: string): Promise<void> => {
     let names: string[];
     try {
-      names = fs.readdir(dir);
+      names = await readdir(join(dir, rel));
     } catch {
       return;
     }
     // events/<system>/<event>/: keep a sample of the events (their files are alike)
-    const isEventSystem = /(^|\/)events\/[^/]+$/.test(dir);
+    const isEventSystem = /(^|\/)events\/[^/]+$/.test(rel);
     for (const n of names) {
-      if (n === '.' || n === '..') continue;
       if (isEventSystem && r() * 2000 > events) continue;
-      const p = dir ? `${dir}/${n}` : n;
+      const p = rel ? `${rel}/${n}` : n;
       let st;
       try {
-        st = fs.stat(p);
+        st = await stat(join(dir, p));
       } catch {
         continue;
       }
-      if ((st.mode & 0o170000) === 0o040000) walk(p);
+      if (st.isDirectory()) await walk(p);
       else if (st.mode & 0o222 && !SKIP.test(p)) out.push(p);
     }
   };
-  walk('');
+  await walk('');
   return out.sort();
 }
 
-/** What a user does between experiments, in order: each write's result is counted. */
-const RESETS: [string, string][] = [
-  ['tracing_on', '0'],
-  ['current_tracer', 'nop'],
-  ['events/enable', '0'],
-  ['set_ftrace_filter', ''],
-  ['set_graph_function', ''],
-  ['trace', ''],
-  ['dynamic_events', ''],
-];
+/** The writer's script: next to this module once compiled; when this runs from source (the tests), the compiled one. */
+function writerScript(): string {
+  const here = fileURLToPath(import.meta.url);
+  return here.endsWith('.ts') ? join(dirname(here), '..', 'dist', 'bench', 'fuzz_writer.js') : join(dirname(here), 'fuzz_writer.js');
+}
 
-export async function runFuzz(o: FuzzOptions, progress: (s: string) => void): Promise<FuzzResult> {
+/** A writer process: rounds in, results out. */
+class Writer {
+  private readonly child: ChildProcess;
+  private pending?: { ok: (d: RoundDone) => void; fail: (e: Error) => void };
+
+  constructor(init: WriterInit) {
+    this.child = fork(writerScript(), [], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child.on('message', (m: RoundDone) => {
+      const p = this.pending;
+      this.pending = undefined;
+      p?.ok(m);
+    });
+    this.child.on('exit', (code, sig) => this.pending?.fail(new Error(`writer ${init.id} exited (${sig ?? `status ${code}`})`)));
+    this.child.send(init);
+  }
+
+  round(n: number): Promise<RoundDone> {
+    return new Promise((ok, fail) => {
+      this.pending = { ok, fail };
+      this.child.send({ type: 'round', n } satisfies WriterRound);
+    });
+  }
+
+  stop(): void {
+    if (this.child.connected) this.child.disconnect();
+    if (this.child.exitCode === null) this.child.kill('SIGKILL');
+  }
+}
+
+/** Where the fuzzed mount is, who serves it, and what it tells of its health. */
+interface Server {
+  dir: string;
+  /** The server's RSS in MB now. */
+  rssMb(): number;
+  /** CPU time the server used so far (user and system), in seconds. */
+  cpuSeconds(): number;
+  /** Bugs the server logged so far (messages with a stack). */
+  bugs(): string[];
+  close(): Promise<void>;
+}
+
+/** A mount served by this process, as the daemon serves it. */
+async function serveHere(series: Series): Promise<Server> {
   if (!existsSync('/dev/fuse')) throw new Error('no /dev/fuse: the fuzzer needs a FUSE mount');
-  const emu = createEmulator({ series: o.series, cpus: 2, callPaths: true, callers: (kernel) => new HostDriver(kernel).taskOf });
+  const emu = createEmulator({ series, cpus: 2, callPaths: true, callers: (kernel) => new HostDriver(kernel).taskOf });
   const base = await mkdtemp(join(tmpdir(), 'tfe-fuzz-'));
   const dir = join(base, 'mnt');
-  const samples: string[] = [];
-  let internalErrors = 0;
-  let lastInput = '';
-  const m = await mountTracefs(emu.fs, dir, {
-    log: (msg) => {
-      // the adapter reports a bug with its stack; mount events have none
-      if (!msg.includes('\n    at ')) return;
-      internalErrors++;
-      if (samples.length < 20) samples.push(`${msg.split('\n').slice(0, 6).join('\n')}\n  (last input: ${lastInput})`);
-    },
-  });
-  const keepAlive = setInterval(() => {}, 1000);
-  const rss: number[] = [];
-  const sampler = setInterval(() => rss.push(process.memoryUsage().rss / 1e6), 1000);
-  const byFile = new Map<string, FileStats>();
-  const resets = new Map<string, number>();
-  const count = (map: Map<string, number>, k: string): void => void map.set(k, (map.get(k) ?? 0) + 1);
-  const t0 = now();
-  let done = 0;
+  const bugs: string[] = [];
+  let m: MountedTracefs;
   try {
-    emu.fs.mkdir(INSTANCE);
-    const files = writableFiles(emu.fs, rng(o.seed), o.events);
-    progress(`fuzz: ${files.length} writable files, ${o.writers} writers, seed ${o.seed}, ${o.series}`);
-    for (const f of files) byFile.set(f, { kind: kindOf(f), errnos: new Map() });
-    const byKind = new Map<FileKind, string[]>();
-    for (const f of files) byKind.set(kindOf(f), [...(byKind.get(kindOf(f)) ?? []), f]);
-    const kinds = [...byKind.keys()].sort();
-
-    /** One write(2) of `data` to `file`: '0' or the errno's name. */
-    const write = async (file: string, data: Buffer, append: boolean): Promise<string> => {
-      let fh;
-      try {
-        fh = await open(join(dir, file), append ? 'a' : 'w');
-        await fh.write(data, 0, data.length, null);
-        return '0';
-      } catch (e) {
-        return (e as NodeJS.ErrnoException).code ?? String(e);
-      } finally {
-        await fh?.close().catch(() => {});
-      }
-    };
-    let paused: Promise<void> | undefined;
-    let inFlight = 0;
-    let idle: (() => void) | undefined;
-    const reset = async (): Promise<void> => {
-      for (const [file, text] of RESETS) {
-        const res = await write(file, Buffer.from(`${text}\n`), false);
-        count(resets, `${file}=${res}`);
-        if (res === 'EIO') samples.push(`reset: ${file} <- '${text}' gave EIO`);
-      }
-    };
-    let nextReport = t0 + 10_000;
-    const worker = async (id: number): Promise<void> => {
-      const r = rng(o.seed * 1000 + id + 1);
-      for (;;) {
-        while (paused) await paused;
-        if (done >= o.writes) return;
-        const n = done++;
-        if (n > 0 && n % o.resetEvery === 0) {
-          // reset alone: wait for the others' writes in flight
-          let release!: () => void;
-          paused = new Promise((res) => (release = res));
-          if (inFlight) await new Promise<void>((res) => (idle = res));
-          await reset();
-          paused = undefined;
-          release();
-        }
-        // a kind of file, then one of its files: the few probe files get their share
-        const same = byKind.get(kinds[Math.floor(r() * kinds.length)]!)!;
-        const file = same[Math.floor(r() * same.length)]!;
-        const st = byFile.get(file)!;
-        const data = inputFor(r, file, st.kind);
-        lastInput = `${file} <- ${JSON.stringify(data.toString('latin1').slice(0, 200))}`;
-        inFlight++;
-        const res = await write(file, data, r() < 0.7);
-        if (--inFlight === 0 && idle) {
-          idle();
-          idle = undefined;
-        }
-        count(st.errnos, res);
-        if (res === 'EIO' && samples.length < 40) samples.push(`EIO: ${lastInput}`);
-        if (now() > nextReport) {
-          nextReport += 10_000;
-          progress(`fuzz: ${done} writes, ${fmt(done / ((now() - t0) / 1000), 0)}/s, ${internalErrors} internal errors, RSS ${fmt(process.memoryUsage().rss / 1e6, 0)} MB`);
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: o.writers }, (_, i) => worker(i)));
-    await reset();
-  } finally {
-    clearInterval(sampler);
-    clearInterval(keepAlive);
-    await m.unmount();
-    await m.ended;
+    m = await mountTracefs(emu.fs, dir, {
+      // the adapter reports a bug with its stack; mount events have none
+      log: (msg) => void (msg.includes('\n    at ') && bugs.push(msg)),
+    });
+  } catch (e) {
     await rm(base, { recursive: true, force: true });
+    throw e;
   }
-  rss.push(process.memoryUsage().rss / 1e6);
-  return { writes: Math.min(done, o.writes), seconds: (now() - t0) / 1000, internalErrors, samples, rss, byFile, resets };
+  const keepAlive = setInterval(() => {}, 1000);
+  return {
+    dir,
+    rssMb: () => process.memoryUsage().rss / 1e6,
+    cpuSeconds: () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1e6;
+    },
+    bugs: () => bugs,
+    close: async () => {
+      clearInterval(keepAlive);
+      await m.unmount();
+      await m.ended;
+      await rm(base, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The mount a daemon serves at `mount`: its RSS from /proc, its bugs from its log (when it keeps one). */
+function daemonAt(mount: string): Server {
+  const dir = resolve(mount);
+  if (mountAt(dir)?.fstype !== 'fuse.tracefs') throw new Error(`${dir}: no tracefs-emu mount there`);
+  const st = readState(dir);
+  if (!st) throw new Error(`${dir}: no daemon state for this mount (mounted by this user?)`);
+  const log = st.log ?? statePaths(dir).log;
+  const logText = (): string => {
+    try {
+      return readFileSync(log, 'utf8');
+    } catch {
+      return '';
+    }
+  };
+  const logStart = logText().length;
+  return {
+    dir,
+    rssMb: () => {
+      const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${st.pid}/status`, 'utf8'));
+      return m ? Number(m[1]) / 1e3 : NaN;
+    },
+    cpuSeconds: () => {
+      // utime and stime, in clock ticks (USER_HZ, 100 on Linux), after the command's closing parenthesis
+      const f = readFileSync(`/proc/${st.pid}/stat`, 'utf8');
+      const rest = f.slice(f.lastIndexOf(')') + 2).split(' ');
+      return (Number(rest[11]) + Number(rest[12])) / 100;
+    },
+    bugs: () => logText().slice(logStart).split(/\n(?=tracefs-emu\[)/).filter((m) => m.includes('\n    at ')),
+    close: async () => {},
+  };
+}
+
+/** `n` split in `k` shares as even as can be. */
+function shares(n: number, k: number): number[] {
+  return Array.from({ length: k }, (_, i) => Math.floor(n / k) + (i < n % k ? 1 : 0));
+}
+
+export async function runFuzz(o: FuzzOptions, progress: (s: string) => void): Promise<FuzzResult> {
+  const server = o.mount ? daemonAt(o.mount) : await serveHere(o.series);
+  const { dir } = server;
+  const samples: string[] = [];
+  const rss: { writes: number; mb: number }[] = [];
+  const byFile = new Map<string, FileStats>();
+  let eioAnswers = 0;
+  let hung: string | undefined;
+  const writers: Writer[] = [];
+  let t0 = now();
+  let cpu0 = server.cpuSeconds();
+  let done = 0;
+  let reset: FuzzReset | undefined;
+  try {
+    await mkdir(join(dir, INSTANCE)).catch((e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EEXIST') throw e;
+    });
+    const files = await writableFiles(dir, rng(o.seed), o.events);
+    progress(`fuzz: ${files.length} writable files, ${o.writers} writers, seed ${o.seed}, ${o.mount ? `the daemon at ${dir}` : o.series}`);
+    const kinds = new Map(files.map((f) => [f, kindOf(f)]));
+    for (const [f, kind] of kinds) byFile.set(f, { kind, errnos: new Map() });
+    reset = new FuzzReset(dir, kinds, ['', `${INSTANCE}/`]);
+    await reset.snapshot();
+    for (let id = 0; id < o.writers; id++) writers.push(new Writer({ type: 'init', dir, files: [...kinds], seed: o.seed, id }));
+    rss.push({ writes: 0, mb: server.rssMb() });
+    // the rate counts from the first write on
+    t0 = now();
+    cpu0 = server.cpuSeconds();
+    let nextReport = t0 + 10_000;
+    while (done < o.writes) {
+      const n = Math.min(o.resetEvery, o.writes - done);
+      const written = new Set<string>();
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, fail) => (timer = setTimeout(() => fail(new Error('hang')), ROUND_TIMEOUT_MS)));
+      let results: RoundDone[];
+      try {
+        results = await Promise.race([Promise.all(writers.map((w, i) => w.round(shares(n, o.writers)[i]!))), timeout]);
+      } catch (e) {
+        hung = `writes ${done}..${done + n}: ${(e as Error).message === 'hang' ? `a round did not end in ${ROUND_TIMEOUT_MS / 1000} s` : (e as Error).message}`;
+        break;
+      } finally {
+        clearTimeout(timer);
+      }
+      for (const d of results) {
+        for (const [f, counts] of d.results) {
+          const st = byFile.get(f)!;
+          for (const [res, k] of counts) {
+            st.errnos.set(res, (st.errnos.get(res) ?? 0) + k);
+            if (res === '0') written.add(f);
+            if (res === 'EIO') eioAnswers += k;
+          }
+        }
+        for (const e of d.eio) if (samples.length < 40) samples.push(`EIO: ${e}`);
+      }
+      done += n;
+      await reset.reset(written);
+      rss.push({ writes: done, mb: server.rssMb() });
+      if (now() > nextReport) {
+        nextReport = now() + 10_000;
+        progress(`fuzz: ${done} writes, ${fmt(done / ((now() - t0) / 1000), 0)}/s, ${server.bugs().length} internal errors, RSS ${fmt(server.rssMb(), 0)} MB`);
+      }
+    }
+  } finally {
+    for (const w of writers) w.stop();
+    if (o.mount) await rmdir(join(dir, INSTANCE)).catch(() => {});
+    await server.close();
+  }
+  const bugs = server.bugs();
+  const logged = o.mount && !existsSync(statePaths(dir).log) ? undefined : bugs.length;
+  samples.unshift(...bugs.slice(0, 20).map((b) => b.split('\n').slice(0, 6).join('\n')), ...(reset?.eio ?? []));
+  return {
+    writes: done,
+    seconds: (now() - t0) / 1000,
+    serverCpu: server.cpuSeconds() - cpu0,
+    internalErrors: logged ?? eioAnswers,
+    samples,
+    rss,
+    byFile,
+    resets: reset?.results ?? new Map(),
+    hung,
+  };
+}
+
+/** RSS after each tenth of the writes (the first round past it). */
+function rssLine(res: FuzzResult): string {
+  const at = (w: number): number => (res.rss.find((s) => s.writes >= w) ?? res.rss[res.rss.length - 1]!).mb;
+  const tenths = Array.from({ length: 10 }, (_, i) => Math.round(((i + 1) * res.writes) / 10));
+  const first = at(tenths[0]!);
+  const end = res.rss[res.rss.length - 1]?.mb ?? 0;
+  return [
+    `RSS MB: start ${fmt(res.rss[0]?.mb ?? 0, 0)}, after ${tenths.map((w) => `${w} ${fmt(at(w), 0)}`).join(', ')}`,
+    `RSS at the end ${fmt(end, 0)} MB = ${fmt((100 * (end - first)) / first, 1)} % from the first tenth; max ${fmt(Math.max(...res.rss.map((s) => s.mb)), 0)}`,
+  ].join('\n');
 }
 
 function report(res: FuzzResult, o: FuzzOptions): string {
@@ -215,15 +333,14 @@ function report(res: FuzzResult, o: FuzzOptions): string {
     rows.push([kind, [...res.byFile.values()].filter((s) => s.kind === kind).length, total, top]);
   }
   const eio = [...res.byFile].filter(([, s]) => s.errnos.get('EIO')).map(([f, s]) => `${f}: ${s.errnos.get('EIO')}`);
-  const r = res.rss;
-  const at = (frac: number): string => fmt(r[Math.min(r.length - 1, Math.floor(r.length * frac))] ?? 0, 0);
   return [
-    `fuzz (${o.series}, seed ${o.seed}, ${o.writers} writers): ${res.writes} writes in ${fmt(res.seconds, 1)} s = ${fmt(res.writes / res.seconds, 0)} writes/s`,
+    `fuzz (${o.mount ? `daemon at ${o.mount}` : o.series}, seed ${o.seed}, ${o.writers} writers): ${res.writes} writes in ${fmt(res.seconds, 1)} s = ${fmt(res.writes / res.seconds, 0)} writes/s; the server's CPU ${fmt((1000 * res.serverCpu) / res.writes, 3)} ms a write`,
     table(['kind', 'files', 'writes', 'results'], rows),
-    `resets: ${[...res.resets].map(([k, n]) => `${k} ${n}`).join(', ')}`,
+    `resets: ${[...res.resets].sort().map(([k, n]) => `${k} ${n}`).join(', ')}`,
     `internal errors: ${res.internalErrors}${eio.length ? `; EIO from ${eio.join(', ')}` : ''}`,
+    ...(res.hung ? [`HANG: ${res.hung}`] : []),
     ...res.samples,
-    `RSS MB: start ${at(0)}, 10% ${at(0.1)}, 50% ${at(0.5)}, end ${at(1)}, max ${fmt(Math.max(...r), 0)}`,
+    rssLine(res),
   ].join('\n');
 }
 
@@ -234,6 +351,7 @@ interface FuzzArgs {
   series: string;
   resetEvery: number;
   events: number;
+  mount?: string;
 }
 
 export const fuzzCommand: CommandModule<object, FuzzArgs> = {
@@ -243,15 +361,16 @@ export const fuzzCommand: CommandModule<object, FuzzArgs> = {
     y
       .option('writes', { type: 'number', default: 100000, describe: 'how many writes' })
       .option('seed', { type: 'number', default: 1, describe: 'seed of the inputs (each writer has its own stream)' })
-      .option('writers', { type: 'number', default: 4, describe: 'concurrent writers' })
-      .option('series', { type: 'string', default: DEFAULT_SERIES, describe: 'kernel series' })
+      .option('writers', { type: 'number', default: 4, describe: 'concurrent writer processes' })
+      .option('series', { type: 'string', default: DEFAULT_SERIES, describe: 'kernel series (of the mount served here)' })
       .option('reset-every', { type: 'number', default: 500, describe: 'writes between resets of the state' })
-      .option('events', { type: 'number', default: 40, describe: 'about how many event directories to fuzz' }) as unknown as Argv<FuzzArgs>,
+      .option('events', { type: 'number', default: 40, describe: 'about how many event directories to fuzz' })
+      .option('mount', { type: 'string', describe: 'fuzz the mount a daemon serves at this directory (its RSS, its log)' }) as unknown as Argv<FuzzArgs>,
   handler: async (a) => {
     if (!isSeries(a.series)) throw new Error(`unknown series ${a.series}`);
-    const o: FuzzOptions = { writes: a.writes, seed: a.seed, writers: a.writers, series: a.series, resetEvery: a.resetEvery, events: a.events };
+    const o: FuzzOptions = { writes: a.writes, seed: a.seed, writers: a.writers, series: a.series, resetEvery: a.resetEvery, events: a.events, mount: a.mount };
     const res = await runFuzz(o, (s) => console.error(s));
     console.log(report(res, o));
-    if (res.internalErrors) process.exitCode = 1;
+    if (res.internalErrors || res.hung) process.exitCode = 1;
   },
 };
