@@ -323,8 +323,12 @@ export class SyscallPaths {
             env['struct inode'] = d.inode;
           }
           const eventfs = /(^|\/)events\//.test(path);
-          const subEnv = { ...env, dentry: d.addr, 'struct dentry': d.addr, inode: d.inode, 'struct inode': d.inode, dir: d.parent?.inode ?? 0n };
-          const sub: RunCtx = { ...c, env: subEnv };
+          // The component's objects over the call's arguments while its blocks run (set and put back, not copied: every call walks).
+          const saved = [env.dentry, env['struct dentry'], env.inode, env['struct inode'], env.dir];
+          env.dentry = env['struct dentry'] = d.addr;
+          env.inode = env['struct inode'] = d.inode;
+          env.dir = d.parent?.inode ?? 0n;
+          const sub: RunCtx = { ...c, env };
           const run = (): void | Promise<void> => {
             if (!last) {
               const r0 = k.runner.block('walk_perm', sub, px);
@@ -332,12 +336,19 @@ export class SyscallPaths {
             }
             return k.runner.block(!known && eventfs ? 'walk_miss' : 'walk_fast', sub, px);
           };
-          const r = run();
-          const propagate = (): void => {
+          const done = (): void => {
+            [env.dentry, env['struct dentry'], env.inode, env['struct inode'], env.dir] = saved;
             if (sub.err) c.err = sub.err;
           };
-          if (r instanceof Promise) return r.then(propagate);
-          propagate();
+          let r: void | Promise<void>;
+          try {
+            r = run();
+          } catch (e) {
+            done();
+            throw e;
+          }
+          if (r instanceof Promise) return r.then(done, (e: unknown) => (done(), Promise.reject(e)));
+          done();
         });
       }
       if (last && !dirs.length) {
