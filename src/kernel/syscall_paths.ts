@@ -61,6 +61,8 @@ async function microtasks(n: number): Promise<void> {
 interface OpenState {
   kfile: KFile;
   names?: FopNames;
+  /** The task whose fd numbers kfile.fd was taken from (a file opened untraced gets its struct file in whichever thread first traces a call on it). */
+  fdTask: Task;
 }
 
 export class SyscallPaths {
@@ -100,7 +102,7 @@ export class SyscallPaths {
       const node = sc.node;
       const dentry = this.k.vfs.dentry(sc.path, node);
       const kfile = this.k.vfs.openFile(dentry, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, this.k.profile)), this.allocFd(task));
-      st = { kfile, names: node?.fops?.names };
+      st = { kfile, names: node?.fops?.names, fdTask: task };
       if (key) this.files.set(key, st);
     }
     return st;
@@ -131,13 +133,13 @@ export class SyscallPaths {
       if (pre && key && typeof key === 'object' && !this.files.has(key)) this.files.set(key, pre);
       else if (pre && !(key && typeof key === 'object')) {
         // The open failed after its struct file was made: it goes, with its fd.
-        this.freeFd(task, pre.kfile.fd);
+        this.freeFd(pre.fdTask, pre.kfile.fd);
         this.k.vfs.closeFile(pre.kfile);
       }
     } else if (sc.name === 'close' && sc.file) {
       const st = this.files.get(sc.file);
       if (st) {
-        this.freeFd(task, st.kfile.fd);
+        this.freeFd(st.fdTask, st.kfile.fd);
         this.k.vfs.closeFile(st.kfile);
         this.files.delete(sc.file);
       }
@@ -371,7 +373,7 @@ export class SyscallPaths {
     const fileForOpen = (): OpenState => {
       const node = walked ?? sc.node;
       const d = dentry ?? k.vfs.dentry(sc.path, node);
-      const st: OpenState = { kfile: k.vfs.openFile(d, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, k.profile)), this.allocFd(task)), names: node?.fops?.names };
+      const st: OpenState = { kfile: k.vfs.openFile(d, sc.flags ?? 0, this.fopsAddr(node?.fops?.names ?? tracefsFops(sc.path, k.profile)), this.allocFd(task)), names: node?.fops?.names, fdTask: task };
       k.entry.fileEnv(env, st.kfile);
       return st;
     };

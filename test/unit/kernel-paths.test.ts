@@ -214,6 +214,22 @@ describe('system call paths', () => {
     await p;
   });
 
+  it('a file opened unseen and written by another thread gives its fd back at close (fuzz: fds leaked, each call slower)', async () => {
+    const { k, fs, proc } = setup();
+    proc.set({ pid: ROOT.pid + 1, tgid: ROOT.pid, comm: 'cat', ppid: 1, startTime: 1 });
+    const thread = { ...ROOT, pid: ROOT.pid + 1 };
+    // opened while nothing looks: its struct file is made by the first call someone sees, the other thread's write
+    const h = await fs.open('myfile', O_WRONLY, ROOT);
+    const evs = recordEvents(k, ['sys_enter']);
+    await h.write(Buffer.from('x'), 0, thread);
+    h.release();
+    const h2 = await fs.open('myfile', O_WRONLY, thread);
+    await h2.write(Buffer.from('y'), 0, thread);
+    h2.release();
+    const writes = evs.filter((e) => e.pid === thread.pid && e.args.id === 1 /* write */);
+    expect(writes.map((e) => (e.args.args as bigint[])[0])).toEqual([3n, 3n]);
+  });
+
   it('lets other layers run kernel functions: eventfs_create_dir gets the event name in %di', () => {
     const { k, taskOf } = setup();
     const task = taskOf(ROOT);
