@@ -15,6 +15,8 @@ export class RecordMatcher {
   /** Matching records by word, oldest first. */
   private readonly answers = new Map<string, Int32Array>();
   private kept = 0;
+  /** Records by function name (a whole name needs no scan), made on first use. */
+  private byName?: Map<string, number[]>;
 
   constructor(private readonly records: FtraceRecords) {}
 
@@ -22,6 +24,20 @@ export class RecordMatcher {
   forget(): void {
     this.answers.clear();
     this.kept = 0;
+  }
+
+  /** The records (not disabled) of functions named `name`, in record order. */
+  private named(name: string): Int32Array {
+    if (!this.byName) {
+      this.byName = new Map();
+      this.records.fns.forEach((f, r) => {
+        const l = this.byName!.get(f.name);
+        if (l) l.push(r);
+        else this.byName!.set(f.name, [r]);
+      });
+    }
+    const flags = this.records.flags;
+    return Int32Array.from((this.byName.get(name) ?? []).filter((r) => !(flags[r]! & FTRACE_FL_DISABLED)));
   }
 
   /** The record on line `k` of available_filter_functions (records of modules not loaded are not listed), -1 past the end. */
@@ -77,6 +93,7 @@ export class RecordMatcher {
   }
 
   private scan(fg: FtraceGlob, mod: string | undefined): Int32Array {
+    if (fg.type === MatchType.Full && mod === undefined) return this.named(fg.search);
     const mg = mod !== undefined ? parseFilterRegex(mod) : undefined;
     const { fns, flags } = this.records;
     const out: number[] = [];
