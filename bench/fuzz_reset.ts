@@ -5,8 +5,9 @@
  * emptied; then the event triggers and filters the fuzzer set removed, the
  * dynamic events cleared, and every file written since the last reset whose
  * value was a plain one (an option, a number, a clock) given that value
- * back. Every write's result is counted. Buffer sizes stay as they were
- * written: the fuzzer explores those too.
+ * back; a trace array whose buffers were resized gets its first size back
+ * (a size of hundreds of megabytes is a write away). Every write's result
+ * is counted.
  */
 import { open, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -15,8 +16,11 @@ import type { FileKind } from './fuzz_inputs.js';
 /** Files a reset empties in each trace array that has them, after the tracer and the events are off. */
 const EMPTIED = ['set_ftrace_notrace', 'set_graph_function', 'set_graph_notrace', 'stack_trace_filter', 'set_event_pid', 'set_event_notrace_pid', 'set_ftrace_pid', 'set_ftrace_notrace_pid'];
 
-/** Sizes are explored, never restored (a per-CPU size's first value is the unexpanded one). */
-const KEPT = /(^|\/)buffer_size_kb$/;
+/** Buffer sizes: restored per trace array, not per file (a per-CPU size's first value is the unexpanded one); free_buffer shrinks them too. */
+const SIZE = /(^|\/)(buffer_size_kb|free_buffer)$/;
+
+/** Snapshot files: a write may allocate the spare buffer, `0` frees it. */
+const SNAPSHOT = /(^|\/)snapshot$/;
 
 /** Kinds of file whose first value is put back if the fuzzer wrote to them. */
 const RESTORED_KINDS = new Set<FileKind>(['enable', 'number', 'text']);
@@ -25,6 +29,8 @@ export class FuzzReset {
   /** First values of the files that have a plain one (`1`, `50`, the clock between brackets). */
   private readonly initial = new Map<string, string>();
   private initialOptions = new Map<string, string>();
+  /** First buffer size of each trace array (KB per CPU). */
+  private readonly sizes = new Map<string, string>();
   /** Writes of resets: `file=result` → count. */
   readonly results = new Map<string, number>();
   /** Resets that failed with EIO (a bug). */
@@ -40,10 +46,16 @@ export class FuzzReset {
   /** Reads the first values of the files a reset may restore. */
   async snapshot(): Promise<void> {
     for (const [file, kind] of this.files) {
-      if (!RESTORED_KINDS.has(kind) || KEPT.test(file)) continue;
+      if (!RESTORED_KINDS.has(kind) || SIZE.test(file)) continue;
       const text = await this.read(file);
       const v = text === undefined ? undefined : plainValue(text);
       if (v !== undefined) this.initial.set(file, v);
+    }
+    for (const a of this.arrays) {
+      // `7 (expanded: 1408)` before anything traced: the size it takes once it does
+      const text = (await this.read(`${a}buffer_size_kb`)) ?? '';
+      const size = /expanded: (\d+)/.exec(text)?.[1] ?? /^(\d+)\n?$/.exec(text)?.[1];
+      if (size) this.sizes.set(a, size);
     }
     this.initialOptions = options(await this.read('trace_options'));
   }
@@ -70,6 +82,12 @@ export class FuzzReset {
       if (v !== undefined) await this.write(f, v);
     }
     for (const a of this.arrays) await this.restoreOptions(a);
+    for (const a of this.arrays) {
+      const touched = (re: RegExp): boolean => [...written].some((f) => re.test(f) && f.startsWith(a) && (a !== '' || !f.startsWith('instances/')));
+      const size = this.sizes.get(a);
+      if (size && touched(SIZE)) await this.write(`${a}buffer_size_kb`, size);
+      if (touched(SNAPSHOT)) await this.write(`${a}snapshot`, '0');
+    }
     for (const a of this.arrays) await this.write(`${a}trace`, '');
   }
 

@@ -5,6 +5,9 @@
  * or a daemon), so its work and its memory are not the server's. It writes
  * in rounds: the parent says how many writes, the writer answers with what
  * each got, and waits while the parent resets the state between rounds.
+ * A writer that put a tracer on every function (function, function_graph)
+ * takes it off again some writes later, as a user does: the kernel's every
+ * call is traced meanwhile, which is slow on a real kernel too.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,6 +36,12 @@ export interface RoundDone {
   /** Inputs answered EIO (`file <- input`). */
   eio: string[];
 }
+
+/** Tracers that trace every function the kernel calls. */
+const WHOLE_KERNEL_TRACERS = new Set(['function', 'function_graph']);
+
+/** Writes of its own (the writers together make about four times as many) after which a writer takes off a whole-kernel tracer it put on. */
+const TRACER_SPAN = 8;
 
 /** `file <- input` as printed in samples. */
 export function describeWrite(file: string, data: Buffer): string {
@@ -65,15 +74,27 @@ function serve(init: WriterInit, send: (m: RoundDone) => void): (m: WriterRound)
   for (const [f, k] of init.files) byKind.set(k, [...(byKind.get(k) ?? []), f]);
   const kinds = [...byKind.keys()].sort();
   const kindOf = new Map(init.files);
+  /** current_tracer files this writer put a whole-kernel tracer in, and the write at which it puts nop back. */
+  const tracerOff = new Map<string, number>();
+  let writes = 0;
   return ({ n }) => {
     const results = new Map<string, Map<string, number>>();
     const eio: string[] = [];
-    for (let i = 0; i < n; i++) {
-      // a kind of file, then one of its files: the few probe files get their share
-      const same = byKind.get(kinds[Math.floor(r() * kinds.length)]!)!;
-      const file = same[Math.floor(r() * same.length)]!;
-      const data = inputFor(r, file, kindOf.get(file)!);
+    for (let i = 0; i < n; i++, writes++) {
+      let file: string | undefined;
+      let data: Buffer;
+      for (const [f, at] of tracerOff) if (at <= writes) file = f;
+      if (file) {
+        tracerOff.delete(file);
+        data = Buffer.from('nop\n');
+      } else {
+        // a kind of file, then one of its files: the few probe files get their share
+        const same = byKind.get(kinds[Math.floor(r() * kinds.length)]!)!;
+        file = same[Math.floor(r() * same.length)]!;
+        data = inputFor(r, file, kindOf.get(file)!);
+      }
       const res = writeOnce(join(init.dir, file), data, r() < 0.7);
+      if (res === '0' && kindOf.get(file) === 'tracer' && WHOLE_KERNEL_TRACERS.has(data.toString('latin1').trim())) tracerOff.set(file, writes + TRACER_SPAN);
       let m = results.get(file);
       if (!m) results.set(file, (m = new Map()));
       m.set(res, (m.get(res) ?? 0) + 1);
