@@ -11,6 +11,9 @@ import { type FtraceGlob, MatchType, filterIndex, ftraceMatch, parseFilterRegex 
 /** Records kept over all remembered answers (a word matching every function is one answer of ~50k). */
 const KEPT_RECORDS = 1 << 20;
 
+/** Answers kept (most words match nothing: they cost an entry each). */
+const KEPT_ANSWERS = 1024;
+
 export class RecordMatcher {
   /** Matching records by word, oldest first. */
   private readonly answers = new Map<string, Int32Array>();
@@ -85,7 +88,7 @@ export class RecordMatcher {
     this.answers.set(key, found);
     this.kept += found.length;
     for (const [k, v] of this.answers) {
-      if (this.kept <= KEPT_RECORDS || k === key) break;
+      if ((this.kept <= KEPT_RECORDS && this.answers.size <= KEPT_ANSWERS) || k === key) break;
       this.answers.delete(k);
       this.kept -= v.length;
     }
