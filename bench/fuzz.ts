@@ -27,7 +27,7 @@ import { DEFAULT_SERIES, isSeries, type Series } from '../src/kernel/series.js';
 import { type FileKind, kindOf, rng, type Rand } from './fuzz_inputs.js';
 import { FuzzReset } from './fuzz_reset.js';
 import type { RoundDone, WriterInit, WriterRound } from './fuzz_writer.js';
-import { fmt, now, table } from './table.js';
+import { fmt, now, percentile, table } from './table.js';
 
 interface FuzzOptions {
   writes: number;
@@ -61,9 +61,9 @@ export interface FuzzResult {
   /** The server's RSS in MB after each round, by writes done. */
   rss: { writes: number; mb: number }[];
   /**
-   * The server's RSS in MB after each tenth of the writes, once garbage is
-   * collected (served here; a daemon's is taken as it is): what it holds,
-   * whatever the collector's timing.
+   * The server's RSS in MB about a hundred times in the run, once garbage
+   * is collected (served here; a daemon's is taken as it is): what it
+   * holds, whatever the collector's timing.
    */
   held: { writes: number; mb: number }[];
   /** CPU time the server spent (user and system), in seconds. */
@@ -258,6 +258,10 @@ export async function runFuzz(o: FuzzOptions, progress: (s: string) => void): Pr
   const writers: Writer[] = [];
   let t0 = now();
   let cpu0 = server.cpuSeconds();
+  let measureMs = 0;
+  let measureCpu = 0;
+  let seconds = 0;
+  let serverCpu = 0;
   let done = 0;
   let reset: FuzzReset | undefined;
   try {
@@ -273,7 +277,15 @@ export async function runFuzz(o: FuzzOptions, progress: (s: string) => void): Pr
     for (let id = 0; id < o.writers; id++) writers.push(new Writer({ type: 'init', dir, files: [...kinds], seed: o.seed, id }));
     rss.push({ writes: 0, mb: server.rssMb() });
     held.push({ writes: 0, mb: server.heldMb() });
-    let nextTenth = 1;
+    /** What measuring what the server holds costs (its collections): not the fuzzing's. */
+    const measureHeld = (): void => {
+      const [w, c] = [now(), server.cpuSeconds()];
+      held.push({ writes: done, mb: server.heldMb() });
+      measureMs += now() - w;
+      measureCpu += server.cpuSeconds() - c;
+    };
+    const heldEvery = Math.max(1, Math.round(o.writes / o.resetEvery / 100));
+    let round = 0;
     // the rate counts from the first write on
     t0 = now();
     cpu0 = server.cpuSeconds();
@@ -306,16 +318,15 @@ export async function runFuzz(o: FuzzOptions, progress: (s: string) => void): Pr
       done += n;
       await reset.reset(written);
       rss.push({ writes: done, mb: server.rssMb() });
-      if (done * 10 >= nextTenth * o.writes) {
-        held.push({ writes: done, mb: server.heldMb() });
-        while (done * 10 >= nextTenth * o.writes) nextTenth++;
-      }
+      if (++round % heldEvery === 0 || done === o.writes) measureHeld();
       if (now() > nextReport) {
         nextReport = now() + 10_000;
         progress(`fuzz: ${done} writes, ${fmt(done / ((now() - t0) / 1000), 0)}/s, ${server.bugs().length} internal errors, RSS ${fmt(server.rssMb(), 0)} MB`);
       }
     }
   } finally {
+    seconds = (now() - t0 - measureMs) / 1000;
+    serverCpu = server.cpuSeconds() - cpu0 - measureCpu;
     for (const w of writers) w.stop();
     if (o.mount) await rmdir(join(dir, INSTANCE)).catch(() => {});
     await server.close();
@@ -325,8 +336,8 @@ export async function runFuzz(o: FuzzOptions, progress: (s: string) => void): Pr
   samples.unshift(...bugs.slice(0, 20).map((b) => b.split('\n').slice(0, 6).join('\n')), ...(reset?.eio ?? []));
   return {
     writes: done,
-    seconds: (now() - t0) / 1000,
-    serverCpu: server.cpuSeconds() - cpu0,
+    seconds,
+    serverCpu,
     internalErrors: logged ?? eioAnswers,
     samples,
     rss,
@@ -337,14 +348,17 @@ export async function runFuzz(o: FuzzOptions, progress: (s: string) => void): Pr
   };
 }
 
-/** RSS after each tenth of the writes, held (after a collection) and at most. */
+/** RSS in each tenth of the writes: the median of what the server held then (one sample is at the collector's and the allocator's mercy). */
 function rssLine(res: FuzzResult, o: FuzzOptions): string {
-  const h = res.held;
-  const first = h[1]?.mb ?? NaN;
-  const end = h[h.length - 1]?.mb ?? NaN;
+  const tenth = (i: number): number => {
+    const xs = res.held.filter((s) => s.writes > (i * res.writes) / 10 && s.writes <= ((i + 1) * res.writes) / 10).map((s) => s.mb);
+    return xs.length ? percentile(xs, 50) : NaN;
+  };
+  const tenths = Array.from({ length: 10 }, (_, i) => tenth(i));
+  const [first, end] = [tenths[0]!, tenths[9]!];
   return [
-    `RSS MB${o.mount ? '' : ' (after a full collection)'}: start ${fmt(h[0]?.mb ?? NaN, 0)}, after ${h.slice(1).map((s) => `${s.writes} ${fmt(s.mb, 0)}`).join(', ')}`,
-    `RSS at the end ${fmt(end, 0)} MB = ${end >= first ? '+' : ''}${fmt((100 * (end - first)) / first, 1)} % from the first tenth; RSS between rounds at most ${fmt(Math.max(...res.rss.map((s) => s.mb)), 0)} MB`,
+    `RSS MB${o.mount ? '' : ' after a full collection'}, median of each tenth of the writes: start ${fmt(res.held[0]?.mb ?? NaN, 0)}, ${tenths.map((mb, i) => `${Math.round(((i + 1) * res.writes) / 10)} ${fmt(mb, 0)}`).join(', ')}`,
+    `RSS in the last tenth ${fmt(end, 0)} MB = ${end >= first ? '+' : ''}${fmt((100 * (end - first)) / first, 1)} % from the first; samples ${fmt(Math.min(...res.held.slice(1).map((s) => s.mb)), 0)}..${fmt(Math.max(...res.held.map((s) => s.mb)), 0)} MB; RSS between rounds at most ${fmt(Math.max(...res.rss.map((s) => s.mb)), 0)} MB`,
   ].join('\n');
 }
 
