@@ -61,8 +61,8 @@ export interface FuzzResult {
   /** The server's RSS in MB after each round, by writes done. */
   rss: { writes: number; mb: number }[];
   /**
-   * The server's RSS in MB about a hundred times in the run, once garbage
-   * is collected (served here; a daemon's is taken as it is): what it
+   * The server's RSS in MB about a hundred times in the run (at most every
+   * ten rounds), once garbage is collected (served here; a daemon's is taken as it is): what it
    * holds, whatever the collector's timing.
    */
   held: { writes: number; mb: number }[];
@@ -284,7 +284,8 @@ export async function runFuzz(o: FuzzOptions, progress: (s: string) => void): Pr
       measureMs += now() - w;
       measureCpu += server.cpuSeconds() - c;
     };
-    const heldEvery = Math.max(1, Math.round(o.writes / o.resetEvery / 100));
+    // about a hundred samples, at least ten rounds apart (a collection slows what follows it a while)
+    const heldEvery = Math.max(10, Math.round(o.writes / o.resetEvery / 100));
     let round = 0;
     // the rate counts from the first write on
     t0 = now();
@@ -352,6 +353,7 @@ export async function runFuzz(o: FuzzOptions, progress: (s: string) => void): Pr
 function rssLine(res: FuzzResult, o: FuzzOptions): string {
   const tenth = (i: number): number => {
     const xs = res.held.filter((s) => s.writes > (i * res.writes) / 10 && s.writes <= ((i + 1) * res.writes) / 10).map((s) => s.mb);
+    // a short run may take no sample in a tenth
     return xs.length ? percentile(xs, 50) : NaN;
   };
   const tenths = Array.from({ length: 10 }, (_, i) => tenth(i));
