@@ -1176,6 +1176,15 @@ int main(int argc, char **argv)
 {
 	if (argc < 4)
 		usage();
+	/*
+	 * Until it execs, the command's process is a fork of whoever started
+	 * the watcher, as it would be without one: it (and the supervisor)
+	 * carry that one's comm, not this helper's file name.
+	 */
+	char parent_comm[64];
+	proc_file_line(getppid(), "comm", parent_comm, sizeof(parent_comm));
+	if (parent_comm[0])
+		prctl(PR_SET_NAME, parent_comm, 0, 0, 0);
 	const char *fifo_path = argv[1], *observe_path = NULL;
 	int i = 2;
 	for (; i < argc && strcmp(argv[i], "--"); i++) {

@@ -133,6 +133,16 @@ describe.skipIf(!!skip)(`tracefs-emu exec${skip ? ` (skipped: ${skip})` : ''}`, 
     expect(r.stdout).toMatch(new RegExp(`^\\s+sh-${sh}\\s+\\[\\d+\\] \\S+\\s+[\\d.]+: tracing_mark_write: from-shell$`, 'm'));
   });
 
+  it("names the command's process after its starter until it execs, never after the watcher", async () => {
+    const on = await run(['exec', '--mount', mnt, '--', 'sh', '-c', 'cd /sys/kernel/tracing; echo > trace; echo 1 > events/raw_syscalls/sys_enter/enable; echo 1 > events/sched/enable'], env);
+    expect(on.code, on.stderr).toBe(0);
+    // Traced from its first call: the process before its execve, the watcher's fork, the exec.
+    const r = await run(['exec', '--mount', mnt, '--', 'sh', '-c', 'cd /sys/kernel/tracing; echo 0 > tracing_on; grep -v "^#" trace; echo 0 > events/enable'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/sched_process_exec: filename=\S*\/sh /);
+    expect(r.stdout).not.toMatch(/syscall_watch/);
+  });
+
   it('returns the command status', async () => {
     expect((await run(['exec', '--mount', mnt, '--', 'sh', '-c', 'exit 7'], env)).code).toBe(7);
   });
