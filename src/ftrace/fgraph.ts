@@ -9,11 +9,12 @@
 import { fail } from '../kernel/errno.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { PtRegs } from '../kernel/regs.js';
+import type { CountedCalls } from '../kernel/counted_calls.js';
 import type { Task } from '../kernel/task.js';
 import type { Ftrace } from './ftrace.js';
 import { hashContains, type FuncHash } from './ftrace_hash.js';
 import { FTRACE_OPS_FL_GRAPH, FTRACE_OPS_FL_PID, FtraceOps, type FtracePidFilter } from './ftrace_ops.js';
-import { ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from './recursion.js';
+import { ftraceCallbackRunning, ftraceTestRecursionTrylock, ftraceTestRecursionUnlock } from './recursion.js';
 import {
   FGRAPH_ARRAY_SIZE,
   FGRAPH_FRAME_OFFSET,
@@ -69,6 +70,16 @@ interface FgraphOpsInit {
   funcHash?: FuncHash;
   /** set_ftrace_pid filtering of the trace array it belongs to. */
   pids?: FtracePidFilter;
+  /** How it takes calls in bulk, if all it does with a call is count it (counted_calls.ts). */
+  count?: FgraphCount;
+}
+
+/** What an fgraph user that only counts calls does with many at once. */
+export interface FgraphCount {
+  /** Shadow-stack words its entry callback reserves per call (fgraph_reserve_data's and their header). */
+  readonly words: number;
+  /** Adds `times` runs of `calls` made by `task`, those of functions `takes` lets through. */
+  add(task: Task, calls: CountedCalls, times: number, takes: (id: number) => boolean): void;
 }
 
 /** struct fgraph_ops: one user of the function graph. */
@@ -84,8 +95,10 @@ export class FgraphOps {
   readonly ops: FtraceOps;
   savedFunc?: FgraphEntryFunc;
   savedSym?: string;
+  readonly count?: FgraphCount;
 
   constructor(init: FgraphOpsInit) {
+    this.count = init.count;
     this.entryfunc = init.entryfunc;
     this.retfunc = init.retfunc;
     this.entrySym = init.entrySym;
@@ -173,6 +186,7 @@ export class Fgraph {
       throw e;
     }
     this.array[idx] = gops;
+    this.ftrace.exec.hooksChanged();
   }
 
   /** unregister_ftrace_graph(). Shadow stacks stay with their tasks. */
@@ -189,6 +203,40 @@ export class Fgraph {
     if (--this.active === 0) this.stopGraphTracing();
     this.restoreFunc(gops);
     gops.ops.flags &= ~FTRACE_OPS_FL_GRAPH;
+    this.ftrace.exec.hooksChanged();
+  }
+
+  /** Whether every fgraph user a call of function `id` reaches only counts it, with no pid filter before it. */
+  countsOnly(id: number): boolean {
+    let any = false;
+    for (let i = 0; i < FGRAPH_ARRAY_SIZE; i++) {
+      const g = this.bitmask & (1 << i) ? this.array[i] : null;
+      if (!g || !this.takes(g, id)) continue;
+      if (!g.count || g.entryfunc !== g.savedFunc) return false;
+      any = true;
+    }
+    return any;
+  }
+
+  /**
+   * Gives `times` runs of `calls` (each nesting at most `depth` calls) made
+   * by `task` to the users that count them, as their entries and returns
+   * would have. False when some would not have reached them now: a
+   * callback runs in this context, or the shadow stack could fill.
+   */
+  count(task: Task, calls: CountedCalls, depth: number, times: number): boolean {
+    const st = this.taskState(task);
+    if (!st.retStack || ftraceCallbackRunning(this.tasks, task)) return false;
+    let words = FGRAPH_FRAME_OFFSET + 1;
+    for (const g of this.array) if (g?.count) words += g.count.words;
+    if (st.currRetStack + depth * words >= SHADOW_STACK_MAX_OFFSET) return false;
+    for (const g of this.array) if (g?.count) g.count.add(task, calls, times, (id) => this.takes(g, id));
+    return true;
+  }
+
+  /** Whether fgraph passes a call of function `id` to `gops` (with one user, every call it is given). */
+  private takes(gops: FgraphOps, id: number): boolean {
+    return this.active === 1 || hashContains(gops.ops.funcHash, id);
   }
 
   /** fgraph_update_pid_func(): set_ftrace_pid changed. */
@@ -197,6 +245,7 @@ export class Fgraph {
   }
 
   private applyPidFunc(gops: FgraphOps): void {
+    this.ftrace.exec.hooksChanged();
     const op = gops.ops;
     if (!(op.flags & FTRACE_OPS_FL_PID) || !op.pids || !gops.savedFunc) return;
     if (op.pids.pidsEnabled()) {

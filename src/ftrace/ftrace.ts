@@ -129,6 +129,7 @@ export class Ftrace {
     this.trampolines = new TrampolineSpace(kernel.profile.trampolineBase);
     this.exec.fentry = (ip, parentIp, regs, task, fn) => this.fentry(ip, parentIp, regs, task, fn);
     this.fgraph = new Fgraph(this);
+    this.exec.counting = { countsOnly: (id) => this.countsOnly(id), count: (task, calls, depth, times) => this.fgraph.count(task, calls, depth, times) };
     this.rethooks = new RethookCore(this);
     this.kprobes = new Kprobes(this);
     this.fprobeBackend = kernel.profile.fprobeBackend === 'rethook' ? new FprobeRethook(this) : new FprobeGraph(this);
@@ -168,6 +169,22 @@ export class Ftrace {
     } catch (e) {
       this.hookFailed(e);
     }
+  }
+
+  /** Whether a call of function `id` reaches only fgraph's ops, and through it only fgraph users that count calls (counted_calls.ts). */
+  private countsOnly(id: number): boolean {
+    const graph = this.fgraph.graphOps;
+    switch (this.site[id]) {
+      case Site.Ops:
+        if (this.siteOps[id] !== graph) return false;
+        break;
+      case Site.List:
+        for (const op of this.opsList) if (op !== graph && !(op.flags & FTRACE_OPS_FL_STUB) && hashContains(op.funcHash, id)) return false;
+        break;
+      default:
+        return false;
+    }
+    return this.fgraph.countsOnly(id);
   }
 
   /** Callbacks that threw (a bug in a tracer): counted and logged, never passed on to the traced code. */
@@ -352,6 +369,8 @@ export class Ftrace {
       for (let i = 0; i < n; i++) this.updateSite(list[i]!, caller);
     }
     this.lastCaller = caller;
+    // Sites may call other ops now without being patched or unpatched.
+    this.exec.hooksChanged();
     for (const cb of this.onUpdate) cb();
   }
 

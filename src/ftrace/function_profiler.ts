@@ -5,7 +5,9 @@
  * including children, or not) for trace_stat/functionN.
  */
 import { sprintSymbolNoOffset } from '../kernel/kallsyms.js';
+import { type CountedCalls, UNSEEN_CALL_NS } from '../kernel/counted_calls.js';
 import type { Kernel } from '../kernel/kernel.js';
+import type { Task } from '../kernel/task.js';
 import { FgraphOps } from './fgraph.js';
 import type { Ftrace } from './ftrace.js';
 import type { FuncHash } from './ftrace_hash.js';
@@ -64,6 +66,11 @@ export class FunctionProfiler {
       entrySym: 'profile_graph_entry',
       retSym: 'profile_graph_return',
       funcHash: globalHash,
+      // All it does with a call is count it and add up its time: calls in subtrees not run are given at once.
+      count: {
+        words: 4, // the 24 bytes its entry reserves, and their header
+        add: (task, calls, times, takes) => this.countCalls(task, calls, times, takes, settings),
+      },
       entryfunc: (trace, g, _regs, task) => {
         this.count(this.kernel.context(task).cpu, trace.func);
         const at = fgraph.reserveData(task, g.idx, 24);
@@ -97,6 +104,24 @@ export class FunctionProfiler {
       },
     });
     return gops;
+  }
+
+  /** Calls not run one by one (counted_calls.ts): their hits, and their nominal time (with children, or without under nograph-time). */
+  private countCalls(task: Task, calls: CountedCalls, times: number, takes: (id: number) => boolean, settings: ProfilerSettings): void {
+    if (!this.enabled) return;
+    const s = this.stats[this.kernel.context(task).cpu];
+    if (!s) return;
+    const graphTime = settings.graphTime();
+    for (let i = 0; i < calls.ids.length; i++) {
+      if (!takes(calls.ids[i]!)) continue;
+      const ip = calls.ips[i]!;
+      let rec = s.get(ip);
+      if (!rec) s.set(ip, (rec = { ip, counter: 0, time: 0n, timeSquared: 0n }));
+      const n = calls.counts[i]! * times;
+      rec.counter += n;
+      rec.time += BigInt(graphTime ? calls.incl[i]! * times : n * UNSEEN_CALL_NS);
+      rec.timeSquared += BigInt(graphTime ? calls.incl2[i]! * times : n * UNSEEN_CALL_NS * UNSEEN_CALL_NS);
+    }
   }
 
   /** function_profile_call(): one more hit. */

@@ -49,3 +49,9 @@ export function ftraceTestRecursionTrylock(tasks: FtraceTasks, task: Task): numb
 export function ftraceTestRecursionUnlock(tasks: FtraceTasks, task: Task, bit: number): void {
   traceClearRecursion(tasks, task, bit);
 }
+
+/** Whether an ftrace callback, or a list function calling them, runs now in this context of the task (a call made now would not reach them). */
+export function ftraceCallbackRunning(tasks: FtraceTasks, task: Task): boolean {
+  const level = contextLevel(task);
+  return (tasks.of(task).recursion & ((1 << (TRACE_FTRACE_START + level)) | (1 << (TRACE_LIST_START + level)))) !== 0;
+}

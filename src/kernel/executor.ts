@@ -10,6 +10,7 @@
  * corrupted by a hook. This is what makes two return hooks on one function
  * see each other (a kretprobe'd caller seen from fgraph) as on the kernel.
  */
+import type { CountingHooks } from './counted_calls.js';
 import type { AddressSpace } from './memory.js';
 import { ARG_REGS, PtRegs } from './regs.js';
 import type { KernelFunction } from './symbols.js';
@@ -130,6 +131,19 @@ export class Executor {
   /** Whether function `id` reaches a hook when it runs (its ftrace site is patched, or it holds a breakpoint). */
   hooked(id: number): boolean {
     return this.fentryPatched[id] !== 0 || this.bpOffsets.has(id);
+  }
+
+  /** Whether function `id` holds a breakpoint. */
+  hasBreakpoint(id: number): boolean {
+    return this.bpOffsets.has(id);
+  }
+
+  /** What the hooks behind patched sites do when they only count calls (ftrace sets it: the function profiler). */
+  counting?: CountingHooks;
+
+  /** Who a patched site calls changed, not whether it is patched: what is known of subtrees is stale. */
+  hooksChanged(): void {
+    this.generation++;
   }
 
   /** The kernel address space calls run in (stacks, return slots). */

@@ -131,17 +131,24 @@ export class PathRunner {
    * subtree in which no function is hooked, no breakpoint set, and no
    * tracepoint its functions fire has probes is not run call by call: only
    * what it leaves behind (the preempt count of a lock it keeps) is applied,
-   * as a patched-out kernel would run it unseen.
+   * as a patched-out kernel would run it unseen. Nor is one whose hooked
+   * functions only hooks that count calls see: they are given its calls.
    */
   run(nodes: readonly PathNode[], ctx: RunCtx, px?: Call, from = 0, rep = 0): void | Promise<void> {
     const subtrees = this.subtrees;
     for (let i = from; i < nodes.length; i++) {
       const n = nodes[i]!;
       if (n.flag && !ctx.flags.has(n.flag)) continue;
-      if (!subtrees.observed(n)) {
-        subtrees.applyUnseen(n, ctx, i === from ? n.rep - rep : n.rep);
-        this.skipped++;
-        continue;
+      // A path that failed or stopped goes no further, seen or not.
+      if (ctx.err || ctx.stop) return;
+      const seen = subtrees.visibility(n);
+      if (seen !== 'seen') {
+        const times = i === from ? n.rep - rep : n.rep;
+        if (seen === 'unseen') subtrees.applyUnseen(n, ctx, times);
+        if (seen === 'unseen' || subtrees.countUnseen(n, ctx, times, this.maxDepth)) {
+          this.skipped++;
+          continue;
+        }
       }
       for (let r = i === from ? rep : 0; r < n.rep; r++) {
         if (ctx.err || ctx.stop) return;

@@ -9,11 +9,16 @@
  * behind for the code after it — the preempt count and interrupt depth of a
  * lock it keeps — is applied.
  *
+ * A subtree whose hooked functions are reached only by hooks that count
+ * calls (counted_calls.ts: the function profiler) is passed over too, and
+ * what its calls would add is given to those hooks at once.
+ *
  * What each node holds is computed once; whether it is seen is kept until a
  * hook or a tracepoint probe comes or goes (a generation moves), so a check
  * costs two comparisons in the steady state.
  */
 import { isHole, type PathNode } from './call_paths.js';
+import { type CountedCalls, UNSEEN_CALL_NS } from './counted_calls.js';
 import type { FnHook, RunCtx, RunnerDeps } from './path_runner.js';
 import type { KernelFunction } from './symbols.js';
 
@@ -30,12 +35,20 @@ interface NodeFacts {
   readonly irqs: number;
   /** Some node below runs only under a flag: the subtree's net effect depends on the path's flags. */
   readonly flagged: boolean;
-  /** Whether someone sees it, as of generation `gen`. */
+  /** How many calls deep it goes, at most. */
+  readonly depth: number;
+  /** Who sees it, as of generation `gen`. */
   gen: number;
-  seen: boolean;
+  seen: Visibility;
   /** Net effect of one unseen run: [preempt, irqs], by the path's flags when `flagged`. */
   net?: Map<string, readonly [number, number]>;
+  /** What one run gives hooks that count, by the path's flags when `flagged`, as of generation `countedGen`. */
+  counted?: Map<string, CountedCalls>;
+  countedGen?: number;
 }
+
+/** Who can see a subtree: nobody, only hooks that count its calls, or someone who must see them run. */
+export type Visibility = 'unseen' | 'counted' | 'seen';
 
 const NO_FIRES: readonly string[] = [];
 
@@ -59,17 +72,32 @@ export class SubtreeIndex {
     for (const n of names) this.pinnedNames.add(n);
   }
 
-  /** Whether running `n` (and what is below it) could be seen by anyone. */
-  observed(n: PathNode): boolean {
-    if (!this.skipping) return true;
+  /** Who could see running `n` (and what is below it). */
+  visibility(n: PathNode): Visibility {
+    if (!this.skipping) return 'seen';
     const f = this.factsOf(n);
-    if (f.pinned) return true;
+    if (f.pinned) return 'seen';
     this.sync();
     if (f.gen !== this.gen) {
       f.gen = this.gen;
       f.seen = this.compute(n, f);
     }
     return f.seen;
+  }
+
+  /**
+   * Gives the hooks that count them `times` runs of `n` (a 'counted'
+   * subtree) and applies what the runs leave behind. False when they must
+   * run call by call: the calls would reach `maxDepth` frames, or the hooks
+   * cannot take them at once now.
+   */
+  countUnseen(n: PathNode, ctx: RunCtx, times: number, maxDepth: number): boolean {
+    const counting = this.deps.exec.counting;
+    const f = this.factsOf(n);
+    if (!counting || ctx.task.frames.length + f.depth >= maxDepth) return false;
+    if (!counting.count(ctx.task, this.countedCalls(n, f, ctx.flags), f.depth, times)) return false;
+    this.applyUnseen(n, ctx, times);
+    return true;
   }
 
   /** What `times` unseen runs of `n` leave behind, applied to the task. */
@@ -91,11 +119,66 @@ export class SubtreeIndex {
     }
   }
 
-  private compute(n: PathNode, f: NodeFacts): boolean {
-    if (f.fn && this.deps.exec.hooked(f.fn.id)) return true;
-    for (const tp of f.fires) if (this.deps.tracepointEnabled(tp)) return true;
-    for (const k of n.kids) if (this.observed(k)) return true;
-    return false;
+  private compute(n: PathNode, f: NodeFacts): Visibility {
+    const { exec } = this.deps;
+    let v: Visibility = 'unseen';
+    if (f.fn && exec.hooked(f.fn.id)) {
+      if (exec.hasBreakpoint(f.fn.id) || !exec.counting?.countsOnly(f.fn.id)) return 'seen';
+      v = 'counted';
+    }
+    for (const tp of f.fires) if (this.deps.tracepointEnabled(tp)) return 'seen';
+    for (const k of n.kids) {
+      const kv = this.visibility(k);
+      if (kv === 'seen') return 'seen';
+      if (kv === 'counted') v = 'counted';
+    }
+    return v;
+  }
+
+  /** What one run of `n` under `flags` gives the hooks that count its calls (its hooked functions'). */
+  private countedCalls(n: PathNode, f: NodeFacts, flags: ReadonlySet<string>): CountedCalls {
+    const key = f.flagged ? [...flags].sort().join(',') : '';
+    if (f.countedGen !== this.gen || !f.counted) {
+      f.counted = new Map();
+      f.countedGen = this.gen;
+    }
+    let c = f.counted.get(key);
+    if (!c) f.counted.set(key, (c = this.collect(n, flags)));
+    return c;
+  }
+
+  private collect(n: PathNode, flags: ReadonlySet<string>): CountedCalls {
+    const at = new Map<number, number>();
+    const out = { ips: [] as bigint[], ids: [] as number[], counts: [] as number[], incl: [] as number[], incl2: [] as number[] };
+    const { exec } = this.deps;
+    // Returns how long one run of `node` lasts; `mult`: how many runs one run of `n` makes.
+    const walk = (node: PathNode, mult: number): number => {
+      let d = 0;
+      for (const k of node.kids) {
+        if (k.flag && !flags.has(k.flag)) continue;
+        d += k.rep * walk(k, mult * k.rep);
+      }
+      const fn = this.factsOf(node).fn;
+      if (!fn) return d;
+      d += UNSEEN_CALL_NS;
+      if (exec.hooked(fn.id)) {
+        let i = at.get(fn.id);
+        if (i === undefined) {
+          at.set(fn.id, (i = out.ids.length));
+          out.ips.push(fn.addr + BigInt(fn.fentryOffset));
+          out.ids.push(fn.id);
+          out.counts.push(0);
+          out.incl.push(0);
+          out.incl2.push(0);
+        }
+        out.counts[i]! += mult;
+        out.incl[i]! += mult * d;
+        out.incl2[i]! += mult * d * d;
+      }
+      return d;
+    };
+    walk(n, 1);
+    return out;
   }
 
   private factsOf(n: PathNode): NodeFacts {
@@ -118,8 +201,9 @@ export class SubtreeIndex {
       preempt: effect?.preempt ?? 0,
       irqs: effect?.irqs ?? 0,
       flagged: n.kids.some((k, i) => k.flag !== undefined || kids[i]!.flagged),
+      depth: (fn ? 1 : 0) + kids.reduce((m, k) => Math.max(m, k.depth), 0),
       gen: 0,
-      seen: true,
+      seen: 'seen',
     };
     this.facts.set(n, f);
     return f;
