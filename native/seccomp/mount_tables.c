@@ -48,6 +48,73 @@ static pid_t mount_table_of(const char *abs, pid_t caller, int *info)
 	return pid;
 }
 
+/* Escapes as the mount tables do (space, tab, newline and backslash as \ooo). */
+static void mangle(const char *s, char *out, size_t n)
+{
+	size_t o = 0;
+	for (; *s && o + 5 < n; s++) {
+		if (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\\')
+			o += (size_t)sprintf(out + o, "\\%03o", (unsigned char)*s);
+		else
+			out[o++] = *s;
+	}
+	out[o] = 0;
+}
+
+/* Notes the source given to the newest mount at `point` (--mount-sources), by its mount id. */
+static void note_mount_source(const char *point, const char *source)
+{
+	if (!mount_sources)
+		return;
+	char want[4200], line[8192], mp[4200];
+	mangle(point, want, sizeof(want));
+	long id = -1, mid;
+	FILE *in = fopen("/proc/self/mountinfo", "re");
+	if (!in)
+		return;
+	while (fgets(line, sizeof(line), in))
+		if (sscanf(line, "%ld %*d %*s %*s %4199s", &mid, mp) == 2 && !strcmp(mp, want))
+			id = mid;
+	fclose(in);
+	FILE *out = id >= 0 ? fopen(mount_sources, "ae") : NULL;
+	if (!out)
+		return;
+	char src[1100];
+	mangle(source, src, sizeof(src));
+	fprintf(out, "%ld %s\n", id, src);
+	fclose(out);
+}
+
+/* The sources noted for mount ids (the last note of an id wins). */
+struct noted_source {
+	long id;
+	char source[1100];
+};
+
+static int read_noted_sources(struct noted_source **notes)
+{
+	*notes = NULL;
+	FILE *in = mount_sources ? fopen(mount_sources, "re") : NULL;
+	if (!in)
+		return 0;
+	int n = 0, cap = 0;
+	char line[1200];
+	while (fgets(line, sizeof(line), in)) {
+		struct noted_source note;
+		if (sscanf(line, "%ld %1099s", &note.id, note.source) != 2)
+			continue;
+		if (n == cap) {
+			struct noted_source *more = realloc(*notes, sizeof(**notes) * (size_t)(cap = cap ? cap * 2 : 8));
+			if (!more)
+				break;
+			*notes = more;
+		}
+		(*notes)[n++] = note;
+	}
+	fclose(in);
+	return n;
+}
+
 /* One line of mountinfo, cut into its fields (pointers into the line, NUL-terminated). */
 struct mount_line {
 	long id, parent;
@@ -184,6 +251,12 @@ static int mount_table_file(pid_t pid, int info)
 			n++;
 	}
 	int fd = -1;
+	struct noted_source *notes;
+	int nnotes = read_noted_sources(&notes);
+	for (int i = 0; ms && i < n; i++)
+		for (int j = 0; ms[i].emulated && j < nnotes; j++)
+			if (notes[j].id == ms[i].id)
+				ms[i].source = notes[j].source;
 	if (ms) {
 		/* What is mounted on a hidden mount is the namespace's too, but for the emulator's filesystems. */
 		for (int changed = 1; changed;) {
@@ -214,6 +287,7 @@ static int mount_table_file(pid_t pid, int info)
 			fclose(out);
 	}
 	free(ms);
+	free(notes);
 	free(text);
 	return fd;
 }

@@ -10,7 +10,7 @@
  * daemon, which drains the FIFO before serving any request, knows of the
  * call before anything the caller does next.
  *
- *   syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--fs-options TYPE=FILE]... [--hide PATH]... [--observe FILE] -- CMD [ARG]...
+ *   syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--fs-options TYPE=FILE]... [--mount-sources FILE]... [--hide PATH]... [--observe FILE] -- CMD [ARG]...
  *
  * --served: a directory (or file) whose calls the emulator already sees as
  * FUSE requests; opens and symlinks there are not reported (chdir is: FUSE
@@ -22,6 +22,9 @@
  * the host's); debugfs with tracefs on its tracing directory, and an
  * umount(2) of that debugfs takes its tracing away first, as the kernel's
  * automount comes and goes.
+ * --mount-sources: where the source each such mount was given is noted,
+ * by mount id ("ID SOURCE" lines, SOURCE escaped as mountinfo escapes it),
+ * here and by the namespace's mount helper: the mount tables show it.
  * --hide: a mount the namespace made for itself (a shadow directory, a view
  * bound over a /proc file): left out of the mount tables below.
  * An open of a mount table is answered by the supervisor (mount_tables.c);
@@ -160,6 +163,7 @@ static struct {
 	char options[256];
 } emulated[MAX_FS];
 static int nemulated;
+static const char *mount_sources; /* --mount-sources FILE */
 
 #define MAX_HIDDEN 64
 static const char *hidden[MAX_HIDDEN];
@@ -600,6 +604,8 @@ static int same_mount_ns(pid_t pid)
 }
 
 /* mount(2) of an emulated filesystem: the emulator's mount bound at the target. 1: not ours (the call goes on). */
+static void note_mount_source(const char *point, const char *source); /* mount_tables.c */
+
 static int emulate_mount(const struct seccomp_notif *req, int *err)
 {
 	pid_t pid = (pid_t)req->pid;
@@ -613,6 +619,9 @@ static int emulate_mount(const struct seccomp_notif *req, int *err)
 		return 1;
 	if (read_string(pid, arg[1], target, sizeof(target)) < 0)
 		return 1;
+	char source[256] = "none";
+	if (arg[0] && read_string(pid, arg[0], source, sizeof(source)) < 0)
+		return 1;
 	/* The supervisor binds in its own mount namespace: only for a caller in the same one. */
 	if (!same_mount_ns(pid))
 		return 1;
@@ -624,12 +633,16 @@ static int emulate_mount(const struct seccomp_notif *req, int *err)
 		return 0;
 	}
 	*err = mount(src, abs, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+	if (!*err)
+		note_mount_source(abs, source);
 	/* debugfs has tracefs on its tracing directory (the kernel's automount, made at once). */
 	const char *tracefs = emulated_path("tracefs");
 	if (!*err && !strcmp(type, "debugfs") && tracefs) {
 		char tracing[4200];
 		snprintf(tracing, sizeof(tracing), "%s/tracing", abs);
-		mount(tracefs, tracing, NULL, MS_BIND, NULL);
+		/* (its name is the filesystem's; noted too, as its mount id may have had another's) */
+		if (mount(tracefs, tracing, NULL, MS_BIND, NULL) == 0)
+			note_mount_source(tracing, "tracefs");
 	}
 	return 0;
 }
@@ -1168,7 +1181,7 @@ static void supervise(int listener, int inotify_fd)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--fs-options TYPE=FILE]... [--hide PATH]... [--observe FILE] -- CMD [ARG]...\n");
+	fprintf(stderr, "usage: syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--fs-options TYPE=FILE]... [--mount-sources FILE] [--hide PATH]... [--observe FILE] -- CMD [ARG]...\n");
 	exit(2);
 }
 
@@ -1204,6 +1217,8 @@ int main(int argc, char **argv)
 			for (int f = 0; f < nemulated; f++)
 				if (strlen(emulated[f].type) == (size_t)(eq - argv[i]) && !strncmp(emulated[f].type, argv[i], (size_t)(eq - argv[i])))
 					emulated[f].options_file = eq + 1;
+		} else if (!strcmp(argv[i], "--mount-sources") && i + 1 < argc) {
+			mount_sources = argv[++i];
 		} else if (!strcmp(argv[i], "--hide") && i + 1 < argc) {
 			if (nhidden < MAX_HIDDEN)
 				hidden[nhidden++] = argv[i + 1];

@@ -11,11 +11,14 @@
  * - a new mount of tracefs or debugfs binds the namespace's one (kept
  *   aside, so whatever was unmounted the same filesystem comes back), a
  *   debugfs with tracefs on its tracing directory (the kernel's automount);
- *   on a mount point that already has it, it fails as the kernel's EBUSY.
+ *   on a mount point that already has it, it fails as the kernel's EBUSY;
+ *   the source it was given is noted for the mount tables to show.
  */
 import { spawnSync } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { appendFileSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { controlRequest } from '../daemon/control.js';
+import { escapeMount, parseMountinfo } from '../host/mountinfo.js';
 import { expectSystemError } from '../host/system_error.js';
 
 interface HelperCall {
@@ -86,6 +89,23 @@ export function planHelper(call: HelperCall, sources?: string): HelperAction {
   return fs === 'debugfs' && sources ? { ...bind, automount: { from: from('tracefs'), to: `${call.target.replace(/\/+$/, '')}/tracing` } } : bind;
 }
 
+/** Where the namespace notes the source each new tracefs or debugfs mount was given ("ID SOURCE" lines: syscall_watch's --mount-sources). */
+export function mountSourcesFile(sources: string): string {
+  return join(sources, 'mount-sources');
+}
+
+/** Notes `source` for the newest mount at `target`, as the kernel keeps the name a mount was given. */
+function noteSource(sources: string, target: string, source: string): void {
+  try {
+    const point = realpathSync(target);
+    const mine = parseMountinfo(readFileSync('/proc/self/mountinfo', 'utf8')).filter((m) => m.mountPoint === point);
+    const id = mine[mine.length - 1]?.id;
+    if (id !== undefined) appendFileSync(mountSourcesFile(sources), `${id} ${escapeMount(source || 'none')}\n`);
+  } catch (e) {
+    expectSystemError(e); // the tables then show the filesystem's own name
+  }
+}
+
 /** Whether `target` is already the root of the filesystem mounted at `source` (the kernel refuses to stack it there: EBUSY). */
 function mountedThere(source: string, target: string): boolean {
   try {
@@ -116,7 +136,9 @@ export async function runMountHelper(type: string, argv: string[], opts: { socke
     }
     const r = spawnSync('mount', ['--bind', action.from, action.to], { stdio: 'inherit' });
     if (r.status !== 0) return 32;
-    if (action.automount) spawnSync('mount', ['--bind', action.automount.from, action.automount.to], { stdio: 'ignore' });
+    if (sources) noteSource(sources, action.to, call.source);
+    // (the automount's name is the filesystem's; noted too, as its mount id may have had another's)
+    if (action.automount && spawnSync('mount', ['--bind', action.automount.from, action.automount.to], { stdio: 'ignore' }).status === 0 && sources) noteSource(sources, action.automount.to, 'tracefs');
     if (action.options.length === 0) return 0;
   }
   if (action.fs === 'debugfs') {

@@ -22,6 +22,7 @@ import { observePath } from '../host/events.js';
 import { type MountInfo, parseMountinfo } from '../host/mountinfo.js';
 import { nativeHelper } from '../host/native_helper.js';
 import { expectSystemError } from '../host/system_error.js';
+import { mountSourcesFile } from './mount_helper.js';
 import { binShims, sbinShims, type ShimContext, shq } from './ns_shims.js';
 
 export interface NamespaceSpec {
@@ -305,7 +306,14 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     // Every other call is traced while the daemon says something can see it.
     const observe = `--observe ${shq(observePath(spec.eventsFifo))}`;
     const own = spec.tracefsOptions ? [`--fs-options ${shq(`tracefs=${spec.tracefsOptions}`)}`] : [];
-    const args = [...served.map((p) => `--served ${shq(p)}`), ...fs.map((f) => `--fs ${shq(f)}`), ...own, ...ownMounts.map((p) => `--hide ${shq(p)}`), observe];
+    const args = [
+      ...served.map((p) => `--served ${shq(p)}`),
+      ...fs.map((f) => `--fs ${shq(f)}`),
+      ...own,
+      `--mount-sources ${shq(mountSourcesFile(sources))}`,
+      ...ownMounts.map((p) => `--hide ${shq(p)}`),
+      observe,
+    ];
     sh.push(`exec ${shq(watcher)} ${shq(spec.eventsFifo)} ${args.join(' ')} -- "$@"`);
   } else {
     if (spec.eventsFifo) warnings.push('no syscall_watch program (a C compiler builds it): system calls outside the mount are not seen');

@@ -1,6 +1,8 @@
 /** /proc/PID/mountinfo: the mounts a process sees (its mount namespace). */
 
 export interface MountInfo {
+  /** Its mount id. */
+  id: number;
   /** Where it is mounted, as the process sees it. */
   mountPoint: string;
   fstype: string;
@@ -12,6 +14,10 @@ export interface MountInfo {
 }
 
 /** Octal escapes of mountinfo (\040 for a space, ...). */
+export function escapeMount(s: string): string {
+  return s.replace(/[ \t\n\\]/g, (c) => `\\${c.charCodeAt(0).toString(8).padStart(3, '0')}`);
+}
+
 function unescapeMount(s: string): string {
   return s.replace(/\\([0-7]{3})/g, (_, o: string) => String.fromCharCode(parseInt(o, 8)));
 }
@@ -23,6 +29,7 @@ export function parseMountinfo(text: string): MountInfo[] {
     const sep = f.indexOf('-');
     if (f.length < 7 || sep < 6) continue;
     out.push({
+      id: Number(f[0]),
       mountPoint: unescapeMount(f[4]!),
       fstype: f[sep + 1] ?? '',
       source: unescapeMount(f[sep + 2] ?? ''),

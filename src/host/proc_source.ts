@@ -300,7 +300,7 @@ export class FakeProcSource implements ProcSource {
   readonly procs = new Map<number, ProcInfo & { exe?: string; cwd?: string; switches?: number; allowed?: number[] }>();
   bootTicks = 1000;
   /** What every process sees as its mounts. */
-  mountTable: MountInfo[] = [{ mountPoint: '/', fstype: 'ext4', source: '/dev/vda1', options: 'rw', dev: '254:1' }];
+  mountTable: MountInfo[] = [{ id: 1, mountPoint: '/', fstype: 'ext4', source: '/dev/vda1', options: 'rw', dev: '254:1' }];
 
   set(info: Partial<ProcInfo> & { pid: number; comm: string; exe?: string; cwd?: string; switches?: number; allowed?: number[] }): void {
     this.procs.set(info.pid, { tgid: info.pid, ppid: 1, cpu: 0, startTime: this.bootTicks + 1, ...info });

@@ -319,7 +319,7 @@ export class HostSyscalls {
 
 const NO_MOUNTS: readonly MountInfo[] = [];
 /** What a path on no mount the table knows is on. */
-const ROOTFS: MountInfo = { mountPoint: '/', fstype: 'rootfs', source: 'rootfs', options: '', dev: '0:0' };
+const ROOTFS: MountInfo = { id: 1, mountPoint: '/', fstype: 'rootfs', source: 'rootfs', options: '', dev: '0:0' };
 
 /** Which captured open the call is like: by the file's type, the access mode, and whether it creates or fails. */
 function openKind(rec: HostSyscall, flags: number): string {

@@ -235,7 +235,7 @@ describe.skipIf(!!skipMount)(`calls outside the mount through exec${skipMount ? 
           py('/sys/kernel/tracing', 'tracefs'),
           py(`${dir}`, 'tracefs'),
           py(`${dir}/missing`, 'debugfs'),
-          `grep -c ' ${dir} tracefs ' /proc/mounts`,
+          `grep -c '^nodev ${dir} tracefs ' /proc/mounts`,
           `grep -c -E ' (${dir}|/sys/kernel/tracing) fuse' /proc/mounts`,
           `cmp -s ${dir}/available_events /sys/kernel/tracing/available_events && echo same`,
         ].join('; ')],

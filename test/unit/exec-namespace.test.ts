@@ -45,7 +45,7 @@ describe('mountinfo', () => {
 
   it('parses mount points (unescaped), types and sources', () => {
     const m = parseMountinfo(MOUNTINFO);
-    expect(m[5]).toEqual({ mountPoint: '/srv/other mount', fstype: 'fuse.tracefs', source: 'tracefs', options: 'rw,nosuid,nodev,relatime,rw,user_id=0,group_id=0', dev: '0:50' });
+    expect(m[5]).toEqual({ id: 40, mountPoint: '/srv/other mount', fstype: 'fuse.tracefs', source: 'tracefs', options: 'rw,nosuid,nodev,relatime,rw,user_id=0,group_id=0', dev: '0:50' });
     expect(m.filter(isTraceMount).map((e) => e.mountPoint)).toEqual([
       '/sys/kernel/tracing',
       '/sys/kernel/debug',
@@ -132,6 +132,8 @@ describe('the exec namespace plan', () => {
     const l = p.script.split('\n');
     expect(l[l.length - 2]).toBe(
       "exec '/opt/emu/syscall_watch' '/run/emu/events' --served '/sys/kernel/tracing' --served '/sys/kernel/debug/tracing' --served '/sys/kernel/debug' --served '/proc/version' --fs 'tracefs=/rt/fs/tracefs' --fs 'debugfs=/rt/fs/debugfs' " +
+        // where the sources given to new mounts of them are noted
+        "--mount-sources '/rt/fs/mount-sources' " +
         // the namespace's own mounts, which its mount tables leave out: shadowed directories, views, where mounts come from, the helpers' overlay
         "--hide '/proc/sys/debug' --hide '/proc/sys/kernel' --hide '/proc/kallsyms' --hide '/proc/version' --hide '/proc/sys/kernel/ftrace_enabled' " +
         "--hide '/proc/sys/kernel/stack_tracer_enabled' --hide '/proc/sys/kernel/traceoff_on_warning' --hide '/proc/sys/kernel/ftrace_dump_on_oops' " +
