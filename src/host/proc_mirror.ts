@@ -348,6 +348,17 @@ export class ProcessMirror {
     if (t) t.comm = comm;
   }
 
+  /**
+   * A watched parent's wait4() returned `pid`: that child exited and was
+   * reaped before the call returned, whether or not the proc connector has
+   * said so yet (its exit line may come after the parent's next calls).
+   */
+  waited(pid: number): void {
+    const t = this.k.tasks.process(pid);
+    if (!t || t.exited || !this.mirrored.has(t)) return;
+    this.exited(t);
+  }
+
   onExit(pid: number, code: number): void {
     // an execve() seen that did not happen after all
     this.execNames.delete(pid);

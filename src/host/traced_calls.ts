@@ -121,6 +121,7 @@ export class TracedCalls {
     this.mirror.watch(task);
     if (isExec(rec.nr) && rec.ret === 0n) this.mirror.execTraced(task, rec.comm ?? task.comm);
     else this.mirror.traced(task);
+    if (rec.nr === NR('wait4') && rec.ret > 0n) this.mirror.waited(Number(rec.ret));
     if (runByProcessEvents(rec)) return;
     if (!k.callPaths || k.syscallBusy(task)) return;
     task.lastSyscallNs = k.clock.now();

@@ -109,4 +109,19 @@ describe.each(SERIES)('traced calls (%s)', (series) => {
     expect(l.map((x) => /NR (\d+)/.exec(x)![1])).toEqual(['61', '59', '59']);
     expect(l[2]).toMatch(/^\s+cat-4321 /);
   });
+
+  it("a wait4 that returned a child: the child's exit and reaping come first, before the parent's next call, even when the proc connector tells it later", async () => {
+    const { w, lines, report, host, proc } = setup();
+    host.mirror.taskOf(SH.pid, 'sh', 1, true);
+    proc.set({ pid: 4400, comm: 'sh', ppid: SH.pid, startTime: 2, cwd: '/' });
+    report(`F 0 ${SH.pid} ${SH.pid} 4400 4400`);
+    await w('events/sched/sched_process_exit/enable', '1');
+    await w('events/syscalls/sys_enter_getppid/enable', '1');
+    report(tline(61, 4400));
+    report(tline(110, 1));
+    // The proc connector's exit line, after the parent's next call: nothing runs again.
+    report('X 0 4400 4400 0');
+    const l = (await lines()).map((x) => x.replace(/^.*?: /, '')).filter((x) => /sched_process_exit|sys_getppid/.test(x));
+    expect(l).toEqual([expect.stringMatching(/^sched_process_exit: comm=sh pid=4400 /), 'sys_getppid()']);
+  });
 });
