@@ -60,7 +60,10 @@ export class ProcessMirror {
   constructor(
     private readonly k: Kernel,
     private readonly src: ProcSource,
-  ) {}
+  ) {
+    // A mirrored process runs where its host process may (/proc/PID/status Cpus_allowed_list).
+    if (src.allowedCpus) k.sched.affinity = (t) => (this.mirrored.has(t) ? src.allowedCpus!(t.pid) : undefined);
+  }
 
   /**
    * The task of a calling process, its birth, exec or a predecessor's death
@@ -126,7 +129,7 @@ export class ProcessMirror {
     if (!info || info.startTime !== m.startTime) return;
     t.cpu = info.cpu % k.nrCpus;
     let allowed: readonly number[] | undefined;
-    k.sched.selectCpu(t, (cpu) => (allowed ??= this.src.allowedCpus?.(t.pid) ?? []).includes(cpu));
+    k.sched.selectCpu(t, (cpu) => (allowed ??= k.sched.affinity(t) ?? []).includes(cpu));
   }
 
   /**

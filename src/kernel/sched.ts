@@ -39,6 +39,9 @@ type PrevState = TaskState | 'R+';
 const NO_FLAGS: ReadonlySet<string> = new Set();
 
 export class Scheduler {
+  /** The CPUs a task may run on (sched_setaffinity), as the host tells; undefined: every CPU. */
+  affinity: (task: Task) => readonly number[] | undefined = () => undefined;
+
   constructor(private readonly h: SchedHost) {}
 
   cpuOf(task: Task): Cpu {

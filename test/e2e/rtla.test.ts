@@ -6,7 +6,7 @@
  * runs the tracers in an instance of its own and reads their records raw.
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, execUnavailable, run } from '../helpers/e2e.js';
@@ -86,5 +86,39 @@ describe.skipIf(!!skip)(`rtla under exec${skip ? ` (skipped: ${skip})` : ''}`, (
     expect(o.stdout).toMatch(/^# RTLA osnoise histogram/m);
     expect(o.stdout).toMatch(/^Index\s+CPU-000/m);
     expect(Number(/^count:\s+(\d+)/m.exec(o.stdout)?.[1]), o.stdout).toBeGreaterThan(100);
+  });
+
+  it.skipIf(!existsSync('/usr/bin/python3'))("timerlat_fd (the workload of rtla's -u, which Debian's rtla predates): a pinned thread reads a period at a time", async () => {
+    // What rtla's timerlat_u.c does on each CPU: pin itself, open the CPU's timerlat_fd, read in a loop.
+    const py = [
+      'import os',
+      'os.sched_setaffinity(0, {0})',
+      'fd = os.open("/sys/kernel/tracing/osnoise/per_cpu/cpu0/timerlat_fd", os.O_RDONLY)',
+      'for i in range(50): os.read(fd, 1024)',
+      'os.close(fd)',
+      'os.sched_setaffinity(0, set(range(os.cpu_count())))',
+      'try: os.open("/sys/kernel/tracing/osnoise/per_cpu/cpu0/timerlat_fd", os.O_RDONLY)',
+      'except OSError as e: print("unpinned:", e.strerror)',
+    ].join('\n');
+    const r = await exec([
+      'sh',
+      '-c',
+      [
+        'cd /sys/kernel/tracing',
+        'echo NO_OSNOISE_WORKLOAD > osnoise/options',
+        'echo timerlat > current_tracer',
+        `python3 -c '${py}'`,
+        'echo 0 > tracing_on',
+        'grep -v "^#" trace',
+        'echo nop > current_tracer; echo DEFAULTS > osnoise/options; echo 1 > tracing_on',
+      ].join('; '),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    if (cpus().length > 1) expect(r.stdout).toMatch(/^unpinned: Operation not permitted$/m);
+    const samples = r.stdout.split('\n').filter((l) => / context +(irq|thread|user-ret) timer_latency /.test(l));
+    // each period: the timer's IRQ, the thread woken, then its return to user space at the next read
+    expect(samples.filter((l) => / context +irq /.test(l)).length, r.stdout).toBe(50);
+    expect(samples.filter((l) => /^\s+python3-\d+ +\[000\] .* context thread /.test(l)).length, r.stdout).toBe(50);
+    expect(samples.filter((l) => /^\s+python3-\d+ +\[000\] .* context user-ret /.test(l)).length, r.stdout).toBe(49);
   });
 });

@@ -110,6 +110,35 @@ describe('osnoise/ files', () => {
     const { fs } = emu();
     await expect(fs.readFile('osnoise/per_cpu/cpu0/timerlat_fd')).rejects.toMatchObject({ code: 'EINVAL' });
   });
+
+  it('timerlat_fd (timerlat -u): a pinned thread\'s reads wait a period each, recording the IRQ, the wakeup and the return to user space', async () => {
+    const { e, fs, write, read } = emu();
+    const u = { pid: 4242, uid: 0, gid: 0 };
+    const other = { pid: 4243, uid: 0, gid: 0 };
+    e.kernel.sched.affinity = (t) => (t.pid === u.pid ? [1] : undefined);
+    await write('osnoise/options', 'NO_OSNOISE_WORKLOAD');
+    await write('current_tracer', 'timerlat');
+    await write('events/osnoise/timerlat_sample/enable', '1');
+    // Not pinned: EPERM.
+    await expect(fs.open('osnoise/per_cpu/cpu1/timerlat_fd', 0, other)).rejects.toMatchObject({ code: 'EPERM' });
+    // Pinned to another CPU than the file's: EPERM.
+    await expect(fs.open('osnoise/per_cpu/cpu0/timerlat_fd', 0, u)).rejects.toMatchObject({ code: 'EPERM' });
+    const h = await fs.open('osnoise/per_cpu/cpu1/timerlat_fd', 0, u);
+    // One thread per CPU.
+    e.kernel.sched.affinity = () => [1];
+    await expect(fs.open('osnoise/per_cpu/cpu1/timerlat_fd', 0, other)).rejects.toMatchObject({ code: 'EBUSY' });
+    const t0 = performance.now();
+    for (let i = 0; i < 3; i++) expect((await h.read(1024, 0)).length).toBe(0);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(2.5);
+    h.release();
+    await write('tracing_on', '0');
+    const samples = body(await read('trace'))
+      .filter((l) => l.includes('timerlat_sample:'))
+      .map((l) => /\[(\d+)\].*seqnum=(\d+) context=(\d)/.exec(l)!.slice(1).join(' '));
+    // cpu, activation, context: irq (0) and thread (1) per wakeup, user-ret (2) at the next read.
+    expect(samples).toEqual(['001 1 0', '001 1 1', '001 1 2', '001 2 0', '001 2 1', '001 2 2', '001 3 0', '001 3 1']);
+    expect(body(await read('trace')).filter((l) => l.includes('timerlat_sample:') && l.includes('context=1')).every((l) => /^\s+\S+-4242 /.test(l))).toBe(true);
+  });
 });
 
 describe('the osnoise:* events', () => {

@@ -9,6 +9,7 @@ import { parseCpuList } from '../events/filter/filter_parser.js';
 import type { TraceArray } from '../trace_array.js';
 import type { Tracing } from '../tracing.js';
 import type { SampleEntryTypes } from './sample_entries.js';
+import { TimerlatUser } from './timerlat_user.js';
 import { OsnoiseWorkload } from './workload.js';
 
 /** osnoise/options, in the file's order (the first resets the others). */
@@ -44,6 +45,8 @@ export class Osnoise {
   /** The instances run timerlat, which keeps osnoise out (osnoise_data.timerlat_tracer). */
   timerlatMode = false;
   readonly workload: OsnoiseWorkload;
+  /** The threads user space runs instead (timerlat_fd). */
+  readonly user: TimerlatUser;
   /** An error the workload met (osnoise_taint()): the header says so. */
   tainted = false;
 
@@ -55,6 +58,7 @@ export class Osnoise {
   ) {
     this.cpus = new Set(tracing.kernel.cpus.map((c) => c.id));
     this.workload = new OsnoiseWorkload(this);
+    this.user = new TimerlatUser(this);
   }
 
   /** The option names of the series (TIMERLAT_ALIGN only where the profile has it). */

@@ -26,6 +26,7 @@ const MAX_BACKLOG_NS = 1_000_000_000;
 /** timerlat's contexts. */
 const IRQ_CONTEXT = 0;
 const THREAD_CONTEXT = 1;
+export const THREAD_URET = 2;
 /** SCHED_FIFO 95 (timerlat's threads) as task->prio; osnoise's run at nice 0. */
 const TIMERLAT_PRIO = 4;
 const OSNOISE_PRIO = 120;
@@ -183,24 +184,39 @@ export class OsnoiseWorkload {
 
   /** One period: timerlat_irq() then the woken thread's sample. */
   private timerlatActivation(cpu: number, r: CpuRun): void {
+    r.seq++;
+    this.timerlatWakeup(cpu, r.thread, r.seq);
+  }
+
+  /**
+   * timerlat_irq() on `cpu` then `thread` woken by it, for activation `seq`:
+   * their samples, and tracing stopped past stop_tracing(_total)_us.
+   * Returns the thread's latency (ns).
+   */
+  timerlatWakeup(cpu: number, thread: Task, seq: number): number {
     const os = this.os;
     const k = os.tracing.kernel;
     const rng = this.rng;
-    r.seq++;
     // The timer's IRQ: entry and handler; now and then the tick or another IRQ was in the way.
     let irq = Math.round(700 + rng.exp(900));
     if (rng.chance(0.04)) irq += Math.round(900 + rng.exp(1500));
     // The thread: the wakeup, a context switch from idle; rarely a kernel thread ran first.
-    let thread = irq + Math.round(1800 + rng.exp(1800));
-    if (rng.chance(0.003)) thread += Math.round(4000 + rng.exp(12000));
-    const curr = k.current(cpu);
-    this.timerlatSample(hardirq(k.context(curr)), r.seq, IRQ_CONTEXT, irq);
+    let latency = irq + Math.round(1800 + rng.exp(1800));
+    if (rng.chance(0.003)) latency += Math.round(4000 + rng.exp(12000));
+    this.timerlatSample(hardirq(k.context(k.current(cpu))), seq, IRQ_CONTEXT, irq);
     if (os.stopTracingUs && irq / 1000 >= os.stopTracingUs) os.stopTracing(cpu);
-    this.timerlatSample(k.context(r.thread), r.seq, THREAD_CONTEXT, thread);
-    if (os.stopTracingTotalUs && thread / 1000 >= os.stopTracingTotalUs) os.stopTracing(cpu);
+    this.timerlatSample(k.context(thread), seq, THREAD_CONTEXT, latency);
+    if (os.stopTracingTotalUs && latency / 1000 >= os.stopTracingTotalUs) os.stopTracing(cpu);
+    return latency;
   }
 
-  private timerlatSample(ctx: ExecContext, seq: number, context: number, latency: number): void {
+  /** How long a user-space thread, woken, takes to come back to its next read (ns): the return to user space and its loop. */
+  userReturnNs(): number {
+    return Math.round(900 + this.rng.exp(1200));
+  }
+
+  /** record_timerlat_sample(): the event and the timerlat tracer's entry. */
+  timerlatSample(ctx: ExecContext, seq: number, context: number, latency: number): void {
     const tps = this.os.tracing.kernel.tracepoints;
     if (tps.enabled('timerlat_sample')) tps.fire('timerlat_sample', ctx, { timer_latency: latency, seqnum: seq, context });
     const e = TIMERLAT_ENTRY;

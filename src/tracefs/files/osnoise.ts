@@ -2,6 +2,7 @@
 import { fail } from '../../kernel/errno.js';
 import type { Hwlat } from '../../trace/hwlat_tracer.js';
 import type { MinMaxParam, Osnoise } from '../../trace/osnoise/osnoise.js';
+import type { TimerlatUserThread } from '../../trace/osnoise/timerlat_user.js';
 import { Dir, File, type FileOps } from '../node.js';
 import { parseUlong, seqRead } from '../seq_file.js';
 import { simpleRead, writeText } from './common.js';
@@ -46,26 +47,25 @@ export function osnoiseDir(os: Osnoise, nrCpus: number): Dir {
     const perCpu = dir.add(new Dir('per_cpu', 0o750));
     for (let cpu = 0; cpu < nrCpus; cpu++) {
       const d = perCpu.add(new Dir(`cpu${cpu}`, 0o750));
-      d.add(new File('timerlat_fd', 0o440, timerlatFdFile(os)));
+      d.add(new File('timerlat_fd', 0o440, timerlatFdFile(os, cpu)));
     }
     dir.add(new File('print_stack', 0o640, minMaxFile(os.printStackParam())));
   }
   return dir;
 }
 
-/**
- * timerlat_fd: the user-space workload's handle (timerlat -u). Open needs
- * timerlat running without the kernel's workload (else EINVAL) and a caller
- * pinned to the file's CPU, which the emulated kernel cannot see: EPERM.
- */
-function timerlatFdFile(os: Osnoise): FileOps {
+/** timerlat_fd: the user-space workload's handle (timerlat -u): a read waits for the next period (timerlat_user.ts). */
+function timerlatFdFile(os: Osnoise, cpu: number): FileOps {
   return {
-    open() {
-      if (!os.timerlatMode || os.instances.size === 0 || os.option('OSNOISE_WORKLOAD')) fail('EINVAL');
-      fail('EPERM');
+    open(f) {
+      f.private = os.user.open(f.task, cpu, os.tracing.kernel.sched.affinity(f.task));
+      f.nonseekable = true;
     },
-    read() {
-      fail('EINVAL');
+    read(f, _size, _pos, abort) {
+      return os.user.read(f.private as TimerlatUserThread, cpu, os.tracing.kernel.sched.affinity(f.task), abort);
+    },
+    release(f) {
+      if (f.private) os.user.release(f.private as TimerlatUserThread);
     },
   };
 }
