@@ -241,6 +241,25 @@ describe('the timerlat tracer', () => {
     await write('current_tracer', 'nop');
     expect([...e.kernel.tasks.kthreads].map((k) => k.comm)).not.toContain('timerlat/1');
   });
+
+  it('print_stack: past it, the stack the timer IRQ saved follows the thread sample', async () => {
+    const { read, write, pass } = emu();
+    await write('osnoise/timerlat_period_us', '100000');
+    await write('osnoise/print_stack', '1');
+    await write('current_tracer', 'timerlat');
+    pass(0.1);
+    const lines = (await read('trace')).split('\n').filter((l) => l && !l.startsWith('#'));
+    const at = lines.findIndex((l) => l.includes('context thread'));
+    expect(lines[at + 1]).toMatch(/^ +timerlat\/\d-\d+ +\[00\d\] \.\.\.\.\. +\d+\.\d{6}: <stack trace>$/);
+    // (timerlat_irq itself is not in the Debian kernel's symbols the emulator has: the stack starts below it)
+    expect(lines.slice(at + 2, at + 5)).toEqual([' => __hrtimer_run_queues', ' => hrtimer_interrupt', ' => __sysvec_apic_timer_interrupt']);
+    expect(lines.slice(at + 2).findIndex((l) => l === ' => do_idle')).toBeGreaterThan(4);
+    // Under the threshold: no stack.
+    await write('osnoise/print_stack', '1000000');
+    await write('trace', '');
+    pass(0.1);
+    expect(await read('trace')).not.toContain('<stack trace>');
+  });
 });
 
 describe('the hwlat tracer', () => {

@@ -14,6 +14,7 @@ import type { Rng } from '../../kernel/rng.js';
 import type { Task } from '../../kernel/task.js';
 import { writeCommonHeader, type TraceEventType } from '../event_type.js';
 import type { TraceArray } from '../trace_array.js';
+import { recordStack } from '../ftrace/kernel_stack.js';
 import { traceArrayPuts } from '../trace_puts.js';
 import { NoiseSources, type Gap } from './noise_sources.js';
 import type { Osnoise } from './osnoise.js';
@@ -206,8 +207,38 @@ export class OsnoiseWorkload {
     this.timerlatSample(hardirq(k.context(k.current(cpu))), seq, IRQ_CONTEXT, irq);
     if (os.stopTracingUs && irq / 1000 >= os.stopTracingUs) os.stopTracing(cpu);
     this.timerlatSample(k.context(thread), seq, THREAD_CONTEXT, latency);
+    if (!thread.kthread) {
+      // A user thread: the stack is dumped only where it stops tracing.
+      if (os.stopTracingTotalUs && latency / 1000 >= os.stopTracingTotalUs) {
+        this.dumpIrqStack(cpu, thread, latency);
+        os.stopTracing(cpu);
+      }
+      return latency;
+    }
+    this.dumpIrqStack(cpu, thread, latency);
     if (os.stopTracingTotalUs && latency / 1000 >= os.stopTracingTotalUs) os.stopTracing(cpu);
     return latency;
+  }
+
+  /**
+   * timerlat_dump_stack(): past print_stack µs of latency, the stack the
+   * timer's IRQ saved (timerlat_save_stack(0): the hrtimer interrupt's
+   * frames over the idle loop it woke the CPU from), in every instance, in
+   * the woken thread's context. Functions the symbols lack (timerlat_irq:
+   * Debian's kernels, whose symbols these are, have no timerlat) are left out.
+   */
+  private dumpIrqStack(cpu: number, thread: Task, latencyNs: number): void {
+    const os = this.os;
+    if (!os.printStackUs || os.printStackUs > Math.floor(latencyNs / 1000)) return;
+    const k = os.tracing.kernel;
+    const inside = (name: string): bigint[] => {
+      const f = k.symbols.lookupName(name);
+      return f ? [f.addr + BigInt(Math.min(0x30, Math.max(f.size - 1, 0)))] : [];
+    };
+    const idle = cpu === 0 ? ['rest_init', 'start_kernel', 'x86_64_start_reservations', 'x86_64_start_kernel', 'common_startup_64'] : ['start_secondary', 'common_startup_64'];
+    const names = ['timerlat_irq', '__hrtimer_run_queues', 'hrtimer_interrupt', '__sysvec_apic_timer_interrupt', 'sysvec_apic_timer_interrupt', 'asm_sysvec_apic_timer_interrupt', 'pv_native_safe_halt', 'default_idle', 'default_idle_call', 'do_idle', 'cpu_startup_entry', ...idle];
+    const entries = names.flatMap(inside);
+    for (const tr of os.instances) recordStack(tr, k.context(thread), entries);
   }
 
   /** How long a user-space thread, woken, takes to come back to its next read (ns): the return to user space and its loop. */
