@@ -12,6 +12,19 @@ import { basename, dirname, join } from 'node:path';
 import { dataDir } from '../kernel/symbols_builtin.js';
 import { expectCommandFailure } from './system_error.js';
 
+/** The helpers' names (native/<dir>/<name>.c). */
+const HELPER_NAMES = ['syscall_watch', 'cn_proc_listen', 'kmod_tool'];
+
+/**
+ * Whether an executable is one of the emulator's helpers (a build's or the
+ * cache's, any checkout's): running one is the emulator's doing, not the
+ * machine's (`exec` starts its command through the watcher).
+ */
+export function isNativeHelper(exe: string): boolean {
+  const m = /^(\w+?)(-[0-9a-f]{16})?$/.exec(basename(exe));
+  return !!m && HELPER_NAMES.includes(m[1]!);
+}
+
 /** The helper's binary, built if needed; undefined when it cannot be had (no source, no compiler). */
 export function nativeHelper(dir: string, name: string): string | undefined {
   let root: string;

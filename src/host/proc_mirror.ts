@@ -9,6 +9,7 @@
  */
 import type { Kernel } from '../kernel/kernel.js';
 import type { Task } from '../kernel/task.js';
+import { isNativeHelper } from './native_helper.js';
 import type { ProcInfo, ProcSource } from './proc_source.js';
 
 /** What the mirror knows of a process besides its task. */
@@ -330,6 +331,8 @@ export class ProcessMirror {
   }
 
   onExec(pid: number, reported: string, exe?: string): void {
+    // The emulator's own helper starting (the watcher `exec` runs a command through): no exec of the machine's.
+    if (isNativeHelper(exe ?? this.src.exe(pid) ?? '')) return;
     const t = this.k.tasks.process(pid) ?? this.taskOf(pid);
     const m = this.mirrored.get(t);
     if (m?.execs && ++m.execs.reported <= m.execs.traced) {

@@ -110,6 +110,17 @@ describe.each(SERIES)('traced calls (%s)', (series) => {
     expect(l[2]).toMatch(/^\s+cat-4321 /);
   });
 
+  it("the emulator's own helper starting (exec's watcher) is no exec of the machine's; the command it runs is", async () => {
+    const { w, lines, report, host, proc } = setup();
+    host.mirror.taskOf(SH.pid, 'sh', 1, true);
+    await w('events/sched/sched_process_exec/enable', '1');
+    proc.set({ pid: SH.pid, comm: 'cat', ppid: 1, startTime: 1, cwd: '/' });
+    report(`E 0 ${SH.pid} ${SH.pid} syscall_watch-9\t/root/.cache/tracefs-emu/syscall_watch-0123456789abcdef`);
+    report(`E 0 ${SH.pid} ${SH.pid} cat\t/usr/bin/cat`);
+    const l = (await lines()).filter((x) => x.includes('sched_process_exec'));
+    expect(l).toEqual([expect.stringMatching(new RegExp(`^\\s+cat-${SH.pid} .* sched_process_exec: filename=/usr/bin/cat pid=${SH.pid} old_pid=${SH.pid}$`))]);
+  });
+
   it("a wait4 that returned a child: the child's exit and reaping come first, before the parent's next call, even when the proc connector tells it later", async () => {
     const { w, lines, report, host, proc } = setup();
     host.mirror.taskOf(SH.pid, 'sh', 1, true);
