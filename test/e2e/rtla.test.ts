@@ -117,7 +117,7 @@ describe.skipIf(!!skip)(`rtla under exec${skip ? ` (skipped: ${skip})` : ''}`, (
     if (cpus().length > 1) expect(r.stdout).toMatch(/^unpinned: Operation not permitted$/m);
     const samples = r.stdout.split('\n').filter((l) => / context +(irq|thread|user-ret) timer_latency /.test(l));
     // each period: the timer's IRQ, the thread woken, then its return to user space at the next read
-    expect(samples.filter((l) => / context +irq /.test(l)).length, r.stdout).toBe(50);
+    expect(samples.filter((l) => /\[000\] .* context +irq /.test(l)).length, r.stdout).toBe(50);
     expect(samples.filter((l) => /^\s+python3-\d+ +\[000\] .* context thread /.test(l)).length, r.stdout).toBe(50);
     expect(samples.filter((l) => /^\s+python3-\d+ +\[000\] .* context user-ret /.test(l)).length, r.stdout).toBe(49);
   });

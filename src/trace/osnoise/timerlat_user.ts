@@ -53,7 +53,9 @@ export class TimerlatUser {
     const cpu = cpus.length === 1 ? cpus[0]! : task.cpu;
     if (this.threads.has(cpu)) fail('EBUSY');
     if (cpus.length !== 1 || cpu !== fileCpu) fail('EPERM');
+    // It runs there (sched_setaffinity moved it; the emulator may have seen it last elsewhere).
     task.cpu = cpu;
+    k.sched.ensureRunning(task);
     const t: TimerlatUserThread = { task, cpu, count: 0, absPeriod: 0, tracingThread: false, wokenLatency: 0, migrated: false };
     this.threads.set(cpu, t);
     return t;
