@@ -133,16 +133,30 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
   let pending = '';
   let open = true;
   let lines = 0;
+  let draining = false;
   const drain = (): void => {
     observe(sinks.observed());
+    // Lines are read out of `buf`: a drain from inside a line's handling waits for the outer one.
+    if (draining) return;
+    draining = true;
+    try {
+      drainLines();
+    } finally {
+      draining = false;
+    }
+  };
+  const drainLines = (): void => {
     while (open) {
       const n = read();
       if (n <= 0) break;
-      pending += buf.toString('latin1', 0, n);
+      // Each line is decoded on its own: a slice of one string made of the whole read would keep all
+      // of it alive for as long as a name taken from one line is (a comm, a path the kernel keeps).
+      let start = 0;
       let nl: number;
-      while ((nl = pending.indexOf('\n')) >= 0) {
-        const line = pending.slice(0, nl);
-        pending = pending.slice(nl + 1);
+      while ((nl = buf.indexOf(10, start)) >= 0 && nl < n) {
+        const line = pending + buf.toString('latin1', start, nl);
+        pending = '';
+        start = nl + 1;
         lines++;
         if (observeSwitch?.line(line)) continue;
         try {
@@ -152,6 +166,7 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
           if (!isKernelError(e)) expectSystemError(e);
         }
       }
+      if (start < n) pending += buf.toString('latin1', start, n);
     }
   };
   const timer = setInterval(drain, POLL_MS);
