@@ -39,26 +39,31 @@ export class TimerlatUser {
   constructor(private readonly os: Osnoise) {}
 
   /**
-   * timerlat_fd_open() of CPU `fileCpu`'s file by `task`, which the host
-   * lets run on `allowed` (undefined: every CPU). EINVAL unless timerlat
-   * runs without its own workload; EBUSY when the CPU it runs on has its
-   * thread; EPERM unless it is pinned to the file's CPU.
+   * timerlat_fd_open() of CPU `fileCpu`'s file by `task`. EINVAL unless
+   * timerlat runs without its own workload; EBUSY when the CPU it runs on
+   * has its thread; EPERM unless it is pinned to the file's CPU.
    */
-  open(task: Task, fileCpu: number, allowed: readonly number[] | undefined): TimerlatUserThread {
+  open(task: Task, fileCpu: number): TimerlatUserThread {
     const os = this.os;
-    const k = os.tracing.kernel;
     if (!os.timerlatMode || os.instances.size === 0 || os.option('OSNOISE_WORKLOAD')) fail('EINVAL');
-    const cpus = allowed ? [...new Set(allowed.map((c) => c % k.nrCpus))] : [];
-    // osn_var is the CPU it runs on: where it is pinned, if it is.
-    const cpu = cpus.length === 1 ? cpus[0]! : task.cpu;
+    const { cpu, pinned } = this.where(task, task.cpu);
     if (this.threads.has(cpu)) fail('EBUSY');
-    if (cpus.length !== 1 || cpu !== fileCpu) fail('EPERM');
+    if (!pinned || cpu !== fileCpu) fail('EPERM');
     // It runs there (sched_setaffinity moved it; the emulator may have seen it last elsewhere).
     task.cpu = cpu;
-    k.sched.ensureRunning(task);
+    os.tracing.kernel.sched.ensureRunning(task);
     const t: TimerlatUserThread = { task, cpu, count: 0, absPeriod: 0, tracingThread: false, wokenLatency: 0, migrated: false };
     this.threads.set(cpu, t);
     return t;
+  }
+
+  /** The CPU a task runs on: the one its affinity allows if only one, else `last` (where it was seen) if allowed. */
+  private where(task: Task, last: number): { cpu: number; pinned: boolean } {
+    const k = this.os.tracing.kernel;
+    const allowed = k.sched.affinity(task);
+    const cpus = allowed ? [...new Set(allowed.map((c) => c % k.nrCpus))] : [];
+    if (cpus.length === 1) return { cpu: cpus[0]!, pinned: true };
+    return { cpu: !allowed || cpus.includes(last) ? last : (cpus[0] ?? last), pinned: false };
   }
 
   /**
@@ -67,13 +72,11 @@ export class TimerlatUser {
    * its IRQ and wakeup. A signal ends the wait early (and the read returns
    * 0, as the kernel's does).
    */
-  read(t: TimerlatUserThread, fileCpu: number, allowed: readonly number[] | undefined, abort: Interruption): Buffer | Promise<Buffer> {
+  read(t: TimerlatUserThread, fileCpu: number, abort: Interruption): Buffer | Promise<Buffer> {
     const os = this.os;
     const k = os.tracing.kernel;
-    const cpus = allowed ? [...new Set(allowed.map((c) => c % k.nrCpus))] : [];
     // Where it runs now: its affinity may have changed since the open.
-    const here = cpus.length === 1 ? cpus[0]! : cpus.includes(t.cpu) || !allowed ? t.cpu : (cpus[0] ?? t.cpu);
-    if (fileCpu !== here) {
+    if (fileCpu !== this.where(t.task, t.cpu).cpu) {
       // The thread runs elsewhere: that CPU's machinery stops, and tracing with it.
       const other = this.threads.get(fileCpu);
       if (other) other.migrated = true;
@@ -84,7 +87,7 @@ export class TimerlatUser {
     if (t.migrated) fail('EINVAL');
     const now = k.clock.now();
     if (t.tracingThread) {
-      const latency = t.wokenLatency + this.os.workload.userReturnNs();
+      const latency = t.wokenLatency + os.workload.userReturnNs();
       os.workload.timerlatSample(k.context(t.task), t.count, THREAD_URET, latency);
       t.tracingThread = false;
       if (os.stopTracingTotalUs && latency / 1000 >= os.stopTracingTotalUs) os.stopTracing(t.cpu);
@@ -101,6 +104,8 @@ export class TimerlatUser {
           abort.removeEventListener('abort', interrupted);
           if (this.threads.get(t.cpu) !== t || t.migrated) return done(EMPTY);
           t.count++;
+          // Pinned: it wakes where its timer fires, whatever CPU the mirror last saw it on.
+          t.task.cpu = t.cpu;
           t.wokenLatency = os.workload.timerlatWakeup(t.cpu, t.task, t.count);
           t.tracingThread = true;
           done(EMPTY);

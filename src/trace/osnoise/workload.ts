@@ -207,16 +207,10 @@ export class OsnoiseWorkload {
     this.timerlatSample(hardirq(k.context(k.current(cpu))), seq, IRQ_CONTEXT, irq);
     if (os.stopTracingUs && irq / 1000 >= os.stopTracingUs) os.stopTracing(cpu);
     this.timerlatSample(k.context(thread), seq, THREAD_CONTEXT, latency);
-    if (!thread.kthread) {
-      // A user thread: the stack is dumped only where it stops tracing.
-      if (os.stopTracingTotalUs && latency / 1000 >= os.stopTracingTotalUs) {
-        this.dumpIrqStack(cpu, thread, latency);
-        os.stopTracing(cpu);
-      }
-      return latency;
-    }
-    this.dumpIrqStack(cpu, thread, latency);
-    if (os.stopTracingTotalUs && latency / 1000 >= os.stopTracingTotalUs) os.stopTracing(cpu);
+    const stops = os.stopTracingTotalUs > 0 && latency / 1000 >= os.stopTracingTotalUs;
+    // A kernel thread dumps the IRQ's stack past print_stack; a user thread only where it stops tracing (timerlat_fd_read).
+    if (thread.kthread || stops) this.dumpIrqStack(cpu, thread, latency);
+    if (stops) os.stopTracing(cpu);
     return latency;
   }
 

@@ -58,11 +58,11 @@ export function osnoiseDir(os: Osnoise, nrCpus: number): Dir {
 function timerlatFdFile(os: Osnoise, cpu: number): FileOps {
   return {
     open(f) {
-      f.private = os.user.open(f.task, cpu, os.tracing.kernel.sched.affinity(f.task));
+      f.private = os.user.open(f.task, cpu);
       f.nonseekable = true;
     },
     read(f, _size, _pos, abort) {
-      return os.user.read(f.private as TimerlatUserThread, cpu, os.tracing.kernel.sched.affinity(f.task), abort);
+      return os.user.read(f.private as TimerlatUserThread, cpu, abort);
     },
     release(f) {
       if (f.private) os.user.release(f.private as TimerlatUserThread);
