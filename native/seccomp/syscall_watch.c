@@ -55,18 +55,20 @@
  *   comm      the caller's comm (it is alive now; it may be gone when the
  *             daemon reads the line)
  *
- * With --observe FILE (a file the daemon keeps holding "1 GEN PID" while
- * something in the emulated kernel can see system calls, "0" otherwise), the
- * supervisor is also the ptrace tracer of the command and of every process
- * it starts (PTRACE_SEIZE, following forks, clones and execs), and says so
- * first:
+ * With --observe FILE (a file the daemon keeps holding what the emulated
+ * kernel can see: "2 GEN PID" system calls, "1 GEN PID" only that processes
+ * run, "0" nothing), the supervisor is also the ptrace tracer of the
+ * command and of every process it starts (PTRACE_SEIZE, following forks,
+ * clones and execs), and says so first:
  *
  *   W pid\n        (the supervisor's pid)
  *
- * While the file says 0, tracees run with PTRACE_CONT: no system call
- * stops. When it turns to 1 (inotify), every tracee is interrupted and from
- * then on resumed with PTRACE_SYSCALL, and the supervisor acknowledges the
- * switch (the request that made it is answered only then):
+ * At 0, opens and symlinks outside the mount are not reported (nothing could
+ * see them run): they go on at once, as any call does. Below 2, tracees run
+ * with PTRACE_CONT: no system call stops. When it turns to 2 (inotify),
+ * every tracee is interrupted and from then on resumed with PTRACE_SYSCALL.
+ * On any rise, the supervisor acknowledges the switch once it acts on it
+ * (the request that made it is answered only then):
  *
  *   O pid gen\n
  *
@@ -445,6 +447,8 @@ static size_t escape_bytes(const unsigned char *s, size_t len, char *out, size_t
 
 static int fifo = -1;
 static int listener_fd = -1;
+/* What the emulated kernel can see (--observe): system calls (tracees step through them), or that processes run (opens are reported). */
+static int observing, reporting = 1;
 
 /* ---- the batch of lines ------------------------------------------------------- */
 
@@ -681,6 +685,18 @@ static void handle(const struct seccomp_notif *req)
 	case NR_OPEN:
 	case NR_CREAT:
 	case NR_OPENAT:
+	case NR_OPENAT2:
+	case NR_SYMLINK:
+	case NR_SYMLINKAT:
+		/* Nothing in the emulated kernel could see it run: it goes on unreported. */
+		if (!reporting)
+			return;
+		break;
+	}
+	switch (req->data.nr) {
+	case NR_OPEN:
+	case NR_CREAT:
+	case NR_OPENAT:
 	case NR_OPENAT2: {
 		int at = req->data.nr == NR_OPENAT || req->data.nr == NR_OPENAT2;
 		long flags = req->data.nr == NR_CREAT ? (O_CREAT | O_WRONLY | O_TRUNC) : (long)arg[at ? 2 : 1];
@@ -796,29 +812,30 @@ static void direct_splice(const struct seccomp_notif *req)
 /* How long the supervisor waits, idle, before it writes a batch that is not full (ms). */
 #define FLUSH_MS 2
 
-static int observe_fd = -1; /* --observe FILE: "1 GEN PID" while the emulator can see system calls */
-static int observing;
+static int observe_fd = -1; /* --observe FILE: "2 GEN PID" while the emulator can see system calls */
 static int tracing;         /* the command is traced (ptrace) */
 static unsigned observe_gen; /* the last switch to 1 acted on */
 static pid_t observe_requester; /* the thread whose request on the mount made it (its answer waits for the ack) */
 
 /*
- * The file holds "0" or "1 GEN PID": GEN counts the switches to 1, PID is the
- * thread whose request made the switch. Written in place, never truncated,
- * so a read never finds it empty.
+ * The file holds "0", "1 GEN PID" or "2 GEN PID": GEN counts the rises, PID
+ * is the thread whose request made the rise. Written in place, never
+ * truncated, so a read never finds it empty. Sets observing and reporting.
  */
-static int read_observe(unsigned *gen)
+static void read_observe(unsigned *gen)
 {
 	char s[40] = "";
 	ssize_t n = observe_fd >= 0 ? pread(observe_fd, s, sizeof(s) - 1, 0) : -1;
-	if (n < 1 || s[0] != '1')
-		return 0;
+	int level = n < 1 ? 0 : s[0] - '0';
+	observing = level >= 2;
+	reporting = level >= 1;
+	if (!reporting)
+		return;
 	s[n] = 0;
 	int requester = 0;
 	*gen = 0;
 	sscanf(s + 1, "%u %d", gen, &requester);
 	observe_requester = requester;
-	return 1;
 }
 
 static struct tracee *tracee_of(pid_t tid, int make);
@@ -1135,11 +1152,12 @@ static void supervise(int listener, int inotify_fd)
 			while (read(inotify_fd, ev, sizeof(ev)) > 0) {
 			}
 			unsigned gen = observe_gen;
-			observing = read_observe(&gen);
+			read_observe(&gen);
 			to_stop = observing;
-			if (observing && gen != observe_gen) {
+			if (reporting && gen != observe_gen) {
 				observe_gen = gen;
-				to_stop = interrupt_running(observe_requester);
+				if (observing)
+					to_stop = interrupt_running(observe_requester);
 				ack_observe(gen);
 			}
 		}
@@ -1287,7 +1305,7 @@ int main(int argc, char **argv)
 				close(inotify_fd);
 				inotify_fd = -1;
 			}
-			observing = read_observe(&observe_gen);
+			read_observe(&observe_gen);
 			to_stop = observing;
 			long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
 			tracing = inotify_fd >= 0 && ptrace(PTRACE_SEIZE, cmd_pid, 0, opts) == 0;

@@ -10,6 +10,7 @@ import type { Caller } from '../kernel/caller.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { Task } from '../kernel/task.js';
 import { type HostEvents, startHostEvents } from './events.js';
+import { ObserveLevel } from './observe_switch.js';
 import { ProcessMirror } from './proc_mirror.js';
 import { HostProcSource, type ProcSource } from './proc_source.js';
 import { HostSched } from './sched.js';
@@ -77,7 +78,7 @@ export class HostDriver {
       this.exitTimer.unref();
     }
     const { procEvents = false, eventsFifo } = this.opts;
-    if ((procEvents || eventsFifo) && !this.events) this.events = startHostEvents({ mirror: this.mirror, syscalls: this.syscalls, traced: this.traced, observed: () => this.kernel.syscallsObserved() }, { procEvents, fifo: eventsFifo });
+    if ((procEvents || eventsFifo) && !this.events) this.events = startHostEvents({ mirror: this.mirror, syscalls: this.syscalls, traced: this.traced, observed: this.observeLevel }, { procEvents, fifo: eventsFifo });
     // Watched processes exist only where they can report: their sleeps and wakeups are followed there.
     if (eventsFifo) this.sched?.start();
   }
@@ -89,10 +90,17 @@ export class HostDriver {
 
   /**
    * What the answer to a request waits for: when the request armed
-   * something that sees system calls, the watchers' acknowledgement that
-   * their processes' next calls are seen (observe_switch.ts).
+   * something that sees processes run or their system calls, the watchers'
+   * acknowledgement that their processes' next calls are seen
+   * (observe_switch.ts).
    */
-  readonly returning = (caller: Caller): Promise<void> | undefined => this.events?.observe(this.kernel.syscallsObserved(), caller.pid);
+  readonly returning = (caller: Caller): Promise<void> | undefined => this.events?.observe(this.observeLevel(), caller.pid);
+
+  /** What the kernel can see of watched processes' calls outside the mount: each call, or only that its task runs (is scheduled), or nothing. */
+  private readonly observeLevel = (): ObserveLevel => {
+    const k = this.kernel;
+    return k.syscallsObserved() ? ObserveLevel.Syscalls : k.requestsObserved() ? ObserveLevel.Processes : ObserveLevel.Nothing;
+  };
 
   /** Where watched processes report their system calls (undefined when nobody can). */
   get fifo(): string | undefined {

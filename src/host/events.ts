@@ -7,8 +7,9 @@
  * other call while something can see them: traced_calls.ts). One FIFO keeps
  * them in the order they were written: a watched call is written before the
  * exit of the process that made it. Beside the FIFO, `FIFO.observe` says
- * whether the kernel can see system calls (Kernel.syscallsObserved): the
- * watcher traces every call only while it does (observe_switch.ts).
+ * what the kernel can see (observe_switch.ts): the watcher reports opens
+ * only while it sees anything, and traces every call only while it sees
+ * system calls.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
@@ -17,7 +18,7 @@ import { join } from 'node:path';
 import { isKernelError } from '../kernel/errno.js';
 import { procEventLine, procEventsHelper } from './cn_proc.js';
 import { nativeAddon } from './native_addon.js';
-import { ObserveSwitch } from './observe_switch.js';
+import { type ObserveLevel, ObserveSwitch } from './observe_switch.js';
 import type { ProcessMirror } from './proc_mirror.js';
 import { type HostSyscalls, parseHostSyscall } from './syscalls.js';
 import { parseTracedCall, type TracedCalls } from './traced_calls.js';
@@ -31,11 +32,11 @@ export interface HostEvents {
   /** Lines handled so far. */
   readonly lines: number;
   /**
-   * Tells the watchers whether the kernel can see system calls now (written
-   * only when it changed). Turning it on by a request of thread `requester`
-   * returns what its answer waits for: the watchers' acknowledgements.
+   * Tells the watchers what the kernel can see now (written only when it
+   * changed). A rise by a request of thread `requester` returns what its
+   * answer waits for: the watchers' acknowledgements.
    */
-  observe(on: boolean, requester?: number): Promise<void> | undefined;
+  observe(level: ObserveLevel, requester?: number): Promise<void> | undefined;
   stop(): void;
 }
 
@@ -43,8 +44,8 @@ interface HostEventSinks {
   mirror: ProcessMirror;
   syscalls: HostSyscalls;
   traced: TracedCalls;
-  /** Whether the kernel can see system calls now (checked as events are read). */
-  observed(): boolean;
+  /** What the kernel can see now (checked as events are read). */
+  observed(): ObserveLevel;
 }
 
 /** A non-blocking read of the FIFO: bytes read, 0 when nothing waits. */
@@ -189,7 +190,7 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
       rmSync(observePath(opts.fifo), { force: true });
     }
   };
-  const observe = (on: boolean, requester?: number): Promise<void> | undefined => (open ? observeSwitch?.set(on, requester) : undefined);
+  const observe = (level: ObserveLevel, requester?: number): Promise<void> | undefined => (open ? observeSwitch?.set(level, requester) : undefined);
   return {
     fifo: opts.fifo,
     drain,

@@ -1,13 +1,12 @@
 /**
- * The switch that tells the system-call watchers (native/seccomp) whether
- * the kernel can see system calls, and waits until they act on it. On a
- * real kernel a hook is live once the write that armed it returns; here a
- * watcher learns of it through a file (inotify) and must interrupt its
- * tracees so that their next calls stop. So the request that turns
- * observation on is answered only once every live watcher has said (an
- * `O pid gen` line) that its tracees will stop before their next
- * instruction, the requester included: `echo 1 > tracing_on; ping` sees
- * ping's fork.
+ * The switch that tells the system-call watchers (native/seccomp) what the
+ * kernel can see, and waits until they act on it. On a real kernel a hook
+ * is live once the write that armed it returns; here a watcher learns of it
+ * through a file (inotify) and must start reporting opens, or interrupt its
+ * tracees so that their next calls stop. So a request that raises the level
+ * is answered only once every live watcher has said (an `O pid gen` line)
+ * that it acts on it, for the requester too: `echo 1 > tracing_on; ping`
+ * sees ping's fork.
  */
 import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { expectSystemError } from './system_error.js';
@@ -17,6 +16,18 @@ const ACK_TIMEOUT_MS = 200;
 /** How often the FIFO is read while an answer waits. */
 const ACK_POLL_MS = 1;
 
+/**
+ * What the kernel can see of watched processes' calls: nothing (their opens
+ * and symlinks outside the mount go unreported), that their tasks run for
+ * them (reported: the scheduler's events show it), or every system call
+ * (traced).
+ */
+export const enum ObserveLevel {
+  Nothing = 0,
+  Processes = 1,
+  Syscalls = 2,
+}
+
 interface AckWait {
   gen: number;
   done: () => void;
@@ -24,7 +35,7 @@ interface AckWait {
 }
 
 export class ObserveSwitch {
-  private on = false;
+  private level = ObserveLevel.Nothing;
   private gen = 0;
   /** Watchers that said hello (`W pid`), with the last switch each acknowledged. */
   private readonly watchers = new Map<number, number>();
@@ -41,20 +52,22 @@ export class ObserveSwitch {
   }
 
   /**
-   * Sets the switch. Turning it on by a request of thread `requester`
-   * returns what its answer waits for (undefined when no watcher is there).
+   * Sets the level. A rise by a request of thread `requester` returns what
+   * its answer waits for (undefined when no watcher is there).
    */
-  set(on: boolean, requester = 0): Promise<void> | undefined {
-    if (on === this.on) return undefined;
-    this.on = on;
-    if (!on) {
+  set(level: ObserveLevel, requester = 0): Promise<void> | undefined {
+    if (level === this.level) return undefined;
+    const rise = level > this.level;
+    this.level = level;
+    if (level === ObserveLevel.Nothing) {
       this.write('0');
       return undefined;
     }
-    const gen = ++this.gen;
+    // A fall keeps its generation: the watchers have nothing to acknowledge.
+    const gen = rise ? ++this.gen : this.gen;
     // Fixed width, written in place: a watcher's read never sees it half written or empty.
-    this.write(`1 ${String(gen).padStart(10, '0')} ${String(requester).padStart(10, '0')}\n`);
-    if (!this.pending(gen)) return undefined;
+    this.write(`${level} ${String(gen).padStart(10, '0')} ${String(requester).padStart(10, '0')}\n`);
+    if (!rise || !this.pending(gen)) return undefined;
     return new Promise<void>((done) => {
       this.waits.push({ gen, done, deadline: Date.now() + ACK_TIMEOUT_MS });
       this.timer ??= setInterval(this.check, ACK_POLL_MS);

@@ -6,7 +6,7 @@
  * mount (kprobe_args_user, add_remove_eprobe, event-filter-function).
  */
 import { execFile, spawn } from 'node:child_process';
-import { closeSync, constants, existsSync, mkdtempSync, openSync, readSync, rmSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -23,15 +23,20 @@ function why(): string | undefined {
 }
 const skip = why();
 
-/** Runs argv under the watcher with a FIFO of its own; resolves to its status, output, and the lines it reported. */
-async function watched(argv: string[], served: string[] = []): Promise<{ code: number; stdout: string; calls: HostSyscall[] }> {
+/**
+ * Runs argv under the watcher with a FIFO of its own; resolves to its status,
+ * output, and the lines it reported. `observe`: what the daemon's switch file
+ * says (observe_switch.ts); without it, every watched call is reported.
+ */
+async function watched(argv: string[], served: string[] = [], observe?: string): Promise<{ code: number; stdout: string; calls: HostSyscall[]; lines: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'sw-'));
   const fifo = join(dir, 'fifo');
   await new Promise((ok) => execFile('mkfifo', [fifo], ok));
   const rfd = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
   const wfd = openSync(fifo, constants.O_WRONLY);
   try {
-    const args = [fifo, ...served.flatMap((s) => ['--served', s]), '--', ...argv];
+    if (observe !== undefined) writeFileSync(join(dir, 'observe'), observe);
+    const args = [fifo, ...served.flatMap((s) => ['--served', s]), ...(observe !== undefined ? ['--observe', join(dir, 'observe')] : []), '--', ...argv];
     const r = await new Promise<{ code: number; stdout: string }>((ok) => {
       const c = spawn(syscallWatcher()!, args, { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
@@ -51,8 +56,9 @@ async function watched(argv: string[], served: string[] = []): Promise<{ code: n
       if (n <= 0) break;
       text += buf.toString('latin1', 0, n);
     }
-    const calls = text.split('\n').filter(Boolean).map((l) => parseHostSyscall(l)!);
-    return { ...r, calls };
+    const lines = text.split('\n').filter(Boolean);
+    const calls = lines.map((l) => parseHostSyscall(l)).filter((c) => c !== undefined);
+    return { ...r, calls, lines };
   } finally {
     closeSync(rfd);
     closeSync(wfd);
@@ -99,6 +105,27 @@ describe.skipIf(!!skip)(`syscall_watch${skip ? ` (skipped: ${skip})` : ''}`, () 
       expect(brief).toContain(`80 ${dir}/sub`);
       expect(brief.filter((b) => b.startsWith('257 ') && b.includes(dir))).toEqual([]);
       expect(brief).toContain('257 /dev/null');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reports no open or symlink while the kernel sees nothing, but every chdir and exec; opens again once it sees processes run', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sw-level-'));
+    try {
+      const script = `cd ${dir}; cat /etc/hostname > /dev/null; ln -s foo link; /bin/true`;
+      const nothing = await watched(['/bin/sh', '-c', script], [], '0\n');
+      const brief = (calls: HostSyscall[]): string[] => calls.map((c) => `${c.nr} ${c.abs}`);
+      expect(nothing.lines[0]).toMatch(/^W \d+$/);
+      expect(brief(nothing.calls)).toContain(`80 ${dir}`);
+      expect(brief(nothing.calls)).toContain('59 /bin/true');
+      expect(nothing.calls.filter((c) => [2, 257, 437, 88, 266].includes(c.nr))).toEqual([]);
+      // Processes seen: the opens (the loader's too) and the symlink come back, and no call is stepped through.
+      const processes = await watched(['/bin/sh', '-c', `rm -f ${dir}/link; ${script}`], [], '1 0000000001 0000000000\n');
+      expect(brief(processes.calls)).toContain('257 /etc/hostname');
+      expect(brief(processes.calls)).toContain('257 /dev/null');
+      expect(brief(processes.calls)).toContain(`266 ${dir}/link`);
+      expect(processes.lines.filter((l) => l.startsWith('T '))).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

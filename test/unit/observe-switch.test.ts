@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ObserveSwitch } from '../../src/host/observe_switch.js';
+import { ObserveLevel, ObserveSwitch } from '../../src/host/observe_switch.js';
 
 describe('the observe switch', () => {
   let dir: string;
@@ -29,20 +29,37 @@ describe('the observe switch', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('writes "1 GEN PID" in place when turned on and "0" when off, counting the switches to 1', () => {
+  it('writes "LEVEL GEN PID" in place, and "0" for nothing, counting the rises', () => {
     expect(readFileSync(file, 'utf8')).toBe('0\n');
-    expect(sw.set(true, 4321)).toBeUndefined(); // no watcher: nothing to wait for
-    expect(readFileSync(file, 'utf8')).toBe('1 0000000001 0000004321\n');
-    expect(sw.set(true, 1)).toBeUndefined(); // unchanged: not written again
-    sw.set(false);
+    expect(sw.set(ObserveLevel.Syscalls, 4321)).toBeUndefined(); // no watcher: nothing to wait for
+    expect(readFileSync(file, 'utf8')).toBe('2 0000000001 0000004321\n');
+    expect(sw.set(ObserveLevel.Syscalls, 1)).toBeUndefined(); // unchanged: not written again
+    sw.set(ObserveLevel.Nothing);
     expect(readFileSync(file, 'utf8')[0]).toBe('0');
-    sw.set(true, 77);
-    expect(readFileSync(file, 'utf8')).toBe('1 0000000002 0000000077\n');
+    sw.set(ObserveLevel.Syscalls, 77);
+    expect(readFileSync(file, 'utf8')).toBe('2 0000000002 0000000077\n');
+    // A fall to processes keeps the generation; the rise from there is a new one.
+    sw.set(ObserveLevel.Processes, 5);
+    expect(readFileSync(file, 'utf8')).toBe('1 0000000002 0000000005\n');
+    sw.set(ObserveLevel.Syscalls, 6);
+    expect(readFileSync(file, 'utf8')).toBe('2 0000000003 0000000006\n');
+  });
+
+  it('waits for the acknowledgement of a rise to processes too, and of no fall', async () => {
+    sw.line(`W ${process.pid}`);
+    const rise = sw.set(ObserveLevel.Processes, 4321);
+    expect(rise).toBeInstanceOf(Promise);
+    lines.push(`O ${process.pid} 1`);
+    await rise;
+    expect(sw.set(ObserveLevel.Syscalls, 4321)).toBeInstanceOf(Promise);
+    lines.push(`O ${process.pid} 2`);
+    expect(sw.set(ObserveLevel.Processes, 4321)).toBeUndefined();
+    expect(sw.set(ObserveLevel.Nothing, 4321)).toBeUndefined();
   });
 
   it('holds the answer until a watcher that said hello acknowledges the switch', async () => {
     expect(sw.line(`W ${process.pid}`)).toBe(true);
-    const wait = sw.set(true, 4321);
+    const wait = sw.set(ObserveLevel.Syscalls, 4321);
     expect(wait).toBeInstanceOf(Promise);
     let done = false;
     void wait!.then(() => (done = true));
@@ -51,8 +68,8 @@ describe('the observe switch', () => {
     lines.push(`O ${process.pid} 1`);
     await wait;
     // Acknowledged: the next switch waits for the next generation only.
-    sw.set(false);
-    const again = sw.set(true, 4321)!;
+    sw.set(ObserveLevel.Nothing);
+    const again = sw.set(ObserveLevel.Syscalls, 4321)!;
     lines.push(`O ${process.pid} 2`);
     await again;
   });
@@ -60,11 +77,11 @@ describe('the observe switch', () => {
   it('waits for no watcher that is gone, and for a stuck one no longer than its timeout', async () => {
     const gone = spawnSync('true').pid!;
     sw.line(`W ${gone}`);
-    expect(sw.set(true, 1)).toBeUndefined();
-    sw.set(false);
+    expect(sw.set(ObserveLevel.Syscalls, 1)).toBeUndefined();
+    sw.set(ObserveLevel.Nothing);
     sw.line(`W ${process.pid}`);
     const t0 = Date.now();
-    await sw.set(true, 1);
+    await sw.set(ObserveLevel.Syscalls, 1);
     const waited = Date.now() - t0;
     expect(waited).toBeGreaterThanOrEqual(150);
     expect(waited).toBeLessThan(2000);
