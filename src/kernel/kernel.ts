@@ -86,6 +86,8 @@ interface CallSitesOf {
 
 /** Tracepoints the kernel fires itself, outside any call tree (the scheduler, process lives, system call entry and exit). */
 const EXPLICIT = ['sched_switch', 'sched_wakeup', 'sched_waking', 'sched_wakeup_new', 'sched_process_fork', 'sched_process_exec', 'sched_process_exit', 'sched_process_free', 'sched_process_wait', 'sched_stat_runtime', 'sys_enter', 'sys_exit'];
+/** Of those, the scheduler's: a task that runs for a system call may fire them. */
+const SCHEDULING = ['sched_switch', 'sched_wakeup', 'sched_waking', 'sched_wakeup_new', 'sched_stat_runtime'];
 
 /** Tracepoints fired by functions inside the call trees: enabling one makes the trees run. */
 const IN_TREES = [
@@ -148,7 +150,7 @@ export class Kernel implements HookHost {
   private readonly syscalls = new SyscallPaths(this);
   /** What every system call does around its own work (sys_enter/sys_exit, the entry path). */
   readonly entry = new SyscallEntry(this);
-  private tpEnabled = { generation: -1, inTrees: false, explicit: false };
+  private tpEnabled = { generation: -1, inTrees: false, explicit: false, scheduling: false };
   private readonly siteCache = new Map<number, CallSitesOf>();
   private readonly mms = new Map<number, UserMm>();
   /** Where alloc_percpu() takes its next bytes. */
@@ -334,8 +336,18 @@ export class Kernel implements HookHost {
     return this.deep() || this.tracepoints.enabled('sys_enter') || this.tracepoints.enabled('sys_exit');
   }
 
-  /** Which of IN_TREES / EXPLICIT have a probe, recomputed only when probes come or go. */
-  private enabledTracepoints(): { generation: number; inTrees: boolean; explicit: boolean } {
+  /**
+   * Whether anything can see a request on the mount as it runs: its system
+   * call (events, call tree) or its task scheduled for it. Process events
+   * alone (fork, exec, exit...) cannot, so such a request may be answered
+   * without running here (the native file cache).
+   */
+  requestsObserved(): boolean {
+    return this.syscallsObserved() || this.enabledTracepoints().scheduling;
+  }
+
+  /** Which of IN_TREES / EXPLICIT / SCHEDULING have a probe, recomputed only when probes come or go. */
+  private enabledTracepoints(): { generation: number; inTrees: boolean; explicit: boolean; scheduling: boolean } {
     const tps = this.tracepoints;
     const c = this.tpEnabled;
     if (c.generation === tps.generation) return c;
@@ -343,6 +355,7 @@ export class Kernel implements HookHost {
       generation: tps.generation,
       inTrees: IN_TREES.some((n) => tps.enabled(n)),
       explicit: EXPLICIT.some((n) => tps.enabled(n)),
+      scheduling: SCHEDULING.some((n) => tps.enabled(n)),
     });
   }
 

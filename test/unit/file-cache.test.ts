@@ -1,7 +1,7 @@
 /**
  * Files the native FUSE side may answer by itself (src/fuse/file_cache.ts):
  * which files are cached, when an entry goes, and when the native side may
- * answer at all (nothing can see a system call on the mount).
+ * answer at all (nothing can see a request on the mount run).
  */
 import { describe, expect, it } from 'vitest';
 import { FileCache, type FileCacheSink } from '../../src/fuse/file_cache.js';
@@ -40,7 +40,7 @@ async function write(emu: Emulator, path: string, text: string, flags = 0o1001):
 
 function setup(): { emu: Emulator; cache: FileCache; sink: Sink } {
   const emu = testEmulator();
-  const cache = new FileCache(emu.kernel);
+  const cache = new FileCache(emu.kernel, 0);
   const sink = new Sink();
   cache.sink = sink;
   return { emu, cache, sink };
@@ -113,7 +113,27 @@ describe('native file cache', () => {
     expect([...sink.files.keys()]).toEqual([2]);
   });
 
-  it('lets the native side answer only while nothing can see a system call and nothing waits', async () => {
+  it('checks its entries once after a burst of changes, answering nothing meanwhile', async () => {
+    const emu = testEmulator();
+    const cache = new FileCache(emu.kernel, 20);
+    const sink = new Sink();
+    cache.sink = sink;
+    const filt = 'events/sched/sched_switch/filter';
+    cache.opened(1, fileAt(emu, filt), stat);
+    cache.changed();
+    cache.settle(true); // the first check is at once
+    expect(sink.unobserved).toBe(true);
+    await write(emu, filt, 'prev_pid == 1\n');
+    cache.changed();
+    cache.settle(true); // within the interval: put off, and nothing answered meanwhile
+    expect(sink.unobserved).toBe(false);
+    expect(sink.files.has(1)).toBe(true);
+    await new Promise((r) => setTimeout(r, 40));
+    expect(sink.unobserved).toBe(true);
+    expect(sink.files.has(1)).toBe(false);
+  });
+
+  it('lets the native side answer only while nothing can see a request run and nothing waits', async () => {
     const { emu, cache, sink } = setup();
     cache.settle(true);
     expect(sink.unobserved).toBe(true);
@@ -126,6 +146,17 @@ describe('native file cache', () => {
     await write(emu, 'events/sched/sched_switch/enable', '0\n');
     cache.settle(true);
     expect(sink.unobserved).toBe(true);
+    // Process events see no request run (a hist on forks, as trigger-hist.tc has): the native side answers.
+    await write(emu, 'events/sched/sched_process_fork/trigger', 'hist:keys=parent_pid\n');
+    await write(emu, 'events/sched/sched_process_exec/enable', '1\n');
+    cache.settle(true);
+    expect(sink.unobserved).toBe(true);
+    await write(emu, 'events/sched/sched_waking/enable', '1\n');
+    cache.settle(true);
+    expect(sink.unobserved).toBe(false);
+    await write(emu, 'events/sched/sched_waking/enable', '0\n');
+    await write(emu, 'events/sched/sched_process_exec/enable', '0\n');
+    await write(emu, 'events/sched/sched_process_fork/trigger', '!hist:keys=parent_pid\n');
     await write(emu, 'events/raw_syscalls/sys_enter/enable', '1\n');
     cache.settle(true);
     expect(sink.unobserved).toBe(false);
