@@ -72,6 +72,8 @@ enum attr { R_INO, R_MODE, R_NLINK, R_UID, R_GID, R_SIZE, R_ATIME, R_MTIME, R_CT
  */
 typedef struct snap {
   uint32_t refs;
+  /* What an open of it holds (an instance, kept from removal while its files are open): counted in `gopens`; 0 for nothing. */
+  uint32_t group;
   size_t len;
   double attrs[R_NATTR];
   char data[];
@@ -147,6 +149,9 @@ typedef struct session {
   uint32_t *nfh_next;
   uint32_t nfh_cap, nfh_free;
   double ncounts[N_COUNTS];
+  /* Files open through native handles, by group (openCount()). */
+  uint32_t *gopens;
+  uint32_t ngroups;
 } session_t;
 
 #define NAPI_OK(call)                                        \
@@ -228,6 +233,18 @@ static void cache_set(session_t *s, fuse_ino_t ino, snap_t *sn) {
   *p = c;
 }
 
+static void group_count(session_t *s, uint32_t group, int delta) {
+  if (!group) return;
+  if (group >= s->ngroups) {
+    uint32_t n = s->ngroups ? s->ngroups : 16;
+    while (n <= group) n *= 2;
+    s->gopens = realloc(s->gopens, n * sizeof *s->gopens);
+    memset(s->gopens + s->ngroups, 0, (n - s->ngroups) * sizeof *s->gopens);
+    s->ngroups = n;
+  }
+  s->gopens[group] += delta;
+}
+
 static uint32_t nfh_take(session_t *s, snap_t *sn) {
   if (s->nfh_free == s->nfh_cap) {
     uint32_t cap = s->nfh_cap ? s->nfh_cap * 2 : 64;
@@ -244,6 +261,7 @@ static uint32_t nfh_take(session_t *s, snap_t *sn) {
   s->nfh_free = s->nfh_next[i];
   s->nfh[i] = sn;
   sn->refs++;
+  group_count(s, sn->group, 1);
   return i;
 }
 
@@ -256,6 +274,7 @@ static snap_t *nfh_get(session_t *s, uint64_t fh) {
 static void nfh_give(session_t *s, uint64_t fh) {
   uint32_t i = (uint32_t)(fh & ~NATIVE_FH);
   if (i >= s->nfh_cap || !s->nfh[i]) return;
+  group_count(s, s->nfh[i]->group, -1);
   snap_put(s->nfh[i]);
   s->nfh[i] = NULL;
   s->nfh_next[i] = s->nfh_free;
@@ -855,16 +874,17 @@ static napi_value js_reply_dir(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* cacheFile(nodeid, buffer): what the file shows while it stays unchanged, with the attributes in the attrs array. */
+/* cacheFile(nodeid, buffer[, group]): what the file shows while it stays unchanged, with the attributes in the attrs array; an open of it counts in `group` (openCount). */
 static napi_value js_cache_file(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
+  size_t argc = 3;
+  napi_value argv[3];
   session_t *s = unwrap(env, info, &argc, argv);
   void *data = NULL;
   size_t len = 0;
   if (!s || napi_get_buffer_info(env, argv[1], &data, &len) != napi_ok) return NULL;
   snap_t *sn = malloc(sizeof *sn + len);
   sn->refs = 1;
+  sn->group = argc > 2 ? (uint32_t)f64(env, argv[2]) : 0;
   sn->len = len;
   memcpy(sn->attrs, s->attrs, sizeof sn->attrs);
   memcpy(sn->data, data, len);
@@ -879,6 +899,17 @@ static napi_value js_uncache(napi_env env, napi_callback_info info) {
   session_t *s = unwrap(env, info, &argc, argv);
   if (s) cache_drop(s, (fuse_ino_t)f64(env, argv[0]));
   return NULL;
+}
+
+/* openCount(group): files of that group open through native handles now. */
+static napi_value js_open_count(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  session_t *s = unwrap(env, info, &argc, argv);
+  uint32_t g = s ? (uint32_t)f64(env, argv[0]) : 0;
+  napi_value v;
+  napi_create_uint32(env, s && g && g < s->ngroups ? s->gopens[g] : 0, &v);
+  return v;
 }
 
 /* nativeCounts(): [open, read, release, getattr] answered from cached files so far. */
@@ -1143,6 +1174,7 @@ static napi_value init_module(napi_env env, napi_value exports) {
     { "cacheFile", NULL, js_cache_file, NULL, NULL, NULL, napi_default_method, NULL },
     { "uncache", NULL, js_uncache, NULL, NULL, NULL, napi_default_method, NULL },
     { "nativeCounts", NULL, js_native_counts, NULL, NULL, NULL, napi_default_method, NULL },
+    { "openCount", NULL, js_open_count, NULL, NULL, NULL, napi_default_method, NULL },
   };
   napi_value cls;
   if (napi_define_class(env, "Session", NAPI_AUTO_LENGTH, js_session, NULL, sizeof methods / sizeof methods[0], methods, &cls) != napi_ok) return NULL;

@@ -11,14 +11,16 @@
  * and when the kernel forgets its node id.
  */
 import type { Kernel } from '../kernel/kernel.js';
-import type { File, FileSnapshot } from '../tracefs/node.js';
+import type { File, FileSnapshot, OpenHold } from '../tracefs/node.js';
 import type { Stat } from '../tracefs/tracefs.js';
 
 /** What the native side is told. */
 export interface FileCacheSink {
-  /** The file with node id `id` shows `text`, with attributes `attr`, until uncached. */
-  cacheFile(id: number, text: Buffer, attr: Stat): void;
+  /** The file with node id `id` shows `text`, with attributes `attr`, until uncached; its opens count in `group` (0: none). */
+  cacheFile(id: number, text: Buffer, attr: Stat, group: number): void;
   uncache(id: number): void;
+  /** Files of `group` the native side holds open now. */
+  openCount(group: number): number;
   /** Whether the native side may answer cached files now. */
   setUnobserved(on: boolean): void;
 }
@@ -42,6 +44,9 @@ export class FileCache {
   private checkLater?: NodeJS.Timeout;
   /** What the last settle was told: no request waits in JS. */
   private idle = false;
+  /** The group each hold's opens count in on the native side (never reused: a removed instance's stays behind). */
+  private readonly groups = new WeakMap<OpenHold, number>();
+  private nextGroup = 1;
   sink?: FileCacheSink;
 
   constructor(
@@ -55,7 +60,19 @@ export class FileCache {
     const snap = node.fops.snapshot?.();
     if (!snap) return;
     this.cached.set(id, snap);
-    this.sink.cacheFile(id, snap.text, stat());
+    this.sink.cacheFile(id, snap.text, stat(), snap.holds ? this.groupOf(snap.holds) : 0);
+  }
+
+  /** The native group of `hold`, which from then on counts the opens the native side answers for it. */
+  private groupOf(hold: OpenHold): number {
+    let g = this.groups.get(hold);
+    if (g === undefined) {
+      const group = (g = this.nextGroup++);
+      this.groups.set(hold, group);
+      const others = hold.lent;
+      hold.lent = () => (others?.() ?? 0) + (this.sink?.openCount(group) ?? 0);
+    }
+    return g;
   }
 
   /** The file may show something else, or has other attributes, or its id is gone. */

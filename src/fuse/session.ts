@@ -226,8 +226,9 @@ interface NativeSession {
   invalInode(id: number): number;
   unmount(): void;
   close(): void;
-  cacheFile(id: number, text: Buffer): void;
+  cacheFile(id: number, text: Buffer, group: number): void;
   uncache(id: number): void;
+  openCount(group: number): number;
   nativeCounts(): number[];
 }
 
@@ -444,9 +445,13 @@ export class FuseSession implements FuseReplies, FuseNotices, FileCacheSink {
 
   // --- FileCacheSink
 
-  cacheFile(id: number, text: Buffer, attr: Stat): void {
+  cacheFile(id: number, text: Buffer, attr: Stat, group: number): void {
     this.putAttr(attr, CACHE_TIMEOUT_S);
-    this.native.cacheFile(id, text);
+    this.native.cacheFile(id, text, group);
+  }
+
+  openCount(group: number): number {
+    return this.native.openCount(group);
   }
 
   uncache(id: number): void {

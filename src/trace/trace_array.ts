@@ -44,6 +44,8 @@ export interface MaxSection {
 export class TraceArray {
   /** Open files and other users that keep an instance from being removed. */
   refs = 0;
+  /** Open files of the instance answered outside the tracefs (a FUSE cache's). */
+  lent?: () => number;
   /** Readers of trace_pipe / trace_pipe_raw: the tracer cannot change meanwhile. */
   traceRef = 0;
   /** The live buffer (array_buffer). Swapped with the snapshot buffer by a snapshot. */

@@ -124,7 +124,7 @@ export class Tracing {
   removeInstance(name: string): void {
     const tr = this.instances.get(name);
     if (!tr) fail('ENODEV');
-    if (tr.refs > 0 || tr.traceRef > 0) fail('EBUSY');
+    if (tr.refs > 0 || (tr.lent?.() ?? 0) > 0 || tr.traceRef > 0) fail('EBUSY');
     this.instances.delete(name);
     if (this.printkTrace === tr) this.setPrintkTrace(this.top);
     this.markerCopies.delete(tr);

@@ -242,8 +242,9 @@ class EventsDir {
     const te = this.te;
     const alive = () => te.find(type.system, type.name) === type;
     const hold = (ops: FileOps) => held(ae, ops, alive, this.opens, type);
-    // Files of the top level's built-in events: never removed, and nothing counts their opens.
-    const stable = ae.tr.isTop && !type.module && !te.isRuntime(type);
+    // Files of built-in events: removed only with their instance, which their opens hold (counted by a cache too).
+    const stable = !type.module && !te.isRuntime(type);
+    const holds = ae.tr.isTop ? undefined : ae.tr;
     for (const name of eventDirFiles(te, type)) {
       switch (name) {
         case 'enable':
@@ -264,7 +265,7 @@ class EventsDir {
                 const f = ae.peek(type)?.filter;
                 return f ? `${f.text}\n` : 'none\n';
               }),
-              snapshot: stable ? () => (ae.peek(type)?.filter ? undefined : { text: NO_FILTER, valid: () => !ae.peek(type)?.filter }) : undefined,
+              snapshot: stable ? () => (ae.peek(type)?.filter || ae.dead ? undefined : { text: NO_FILTER, valid: () => !ae.dead && !ae.peek(type)?.filter, holds }) : undefined,
               write: (_f, data) => {
                 if (data.length >= PAGE_SIZE) fail('EINVAL');
                 applyEventFilter(ae.file(type), data.toString('latin1'));
@@ -285,7 +286,7 @@ class EventsDir {
                 return f ? showTriggers(f) : showTriggers(ae.file(type));
               }),
               snapshot: stable
-                ? () => (ae.peek(type)?.triggers.length ? undefined : { text: Buffer.from(showTriggers(ae.file(type)), 'latin1'), valid: () => !ae.peek(type)?.triggers.length })
+                ? () => (ae.peek(type)?.triggers.length || ae.dead ? undefined : { text: Buffer.from(showTriggers(ae.file(type)), 'latin1'), valid: () => !ae.dead && !ae.peek(type)?.triggers.length, holds })
                 : undefined,
               write: (_f, data) => {
                 if (data.length === 0) return 0;

@@ -154,10 +154,19 @@ export interface FileOps {
   snapshot?(): FileSnapshot | undefined;
 }
 
+/** What open files keep from going (an instance): opens counted where they are answered. */
+export interface OpenHold {
+  refs: number;
+  /** Opens answered elsewhere that hold it too (the FUSE session's cached files): set by who answers them. */
+  lent?: () => number;
+}
+
 /** A file's whole content, and a cheap check that it still is what the file shows. */
 export interface FileSnapshot {
   readonly text: Buffer;
   valid(): boolean;
+  /** What an open of the file holds: a cache that answers opens must count them there. */
+  readonly holds?: OpenHold;
 }
 
 export class File extends Node {

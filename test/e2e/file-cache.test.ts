@@ -1,7 +1,8 @@
 /**
  * Files the native FUSE side answers by itself (src/fuse/file_cache.ts)
  * through a real mount: the default trigger and filter files of built-in
- * events are answered without JS while nothing observes system calls, show
+ * events are answered without JS while nothing observes system calls (an
+ * instance's too, held by those opens as by any), show
  * at once what a write changed, and go through the emulated kernel again
  * as soon as something can see the open (the function tracer here).
  */
@@ -52,6 +53,17 @@ describe.skipIf(!!skip)(`native file cache through a mount${skip ? ` (skipped: $
     const lines = r.stdout.split('\n');
     expect(lines.slice(0, 3)).toEqual(['prev_pid == 1', 'none', 'traceoff:unlimited if prev_pid == 0']);
     expect(lines[3]).toBe('# Available triggers:');
+  });
+
+  it('holds an instance while one of its files is open natively: rmdir fails with EBUSY until it is closed', async () => {
+    await sh(`mkdir ${M}/instances/held && cat ${M}/instances/held/${ev}/trigger > /dev/null && sleep 0.05`);
+    const before = opens();
+    const r = await sh(
+      `exec 3< ${M}/instances/held/${ev}/trigger; rmdir ${M}/instances/held 2>/dev/null; echo "busy:$?"; ` +
+        `exec 3<&-; sleep 0.1; rmdir ${M}/instances/held; echo "gone:$?"`,
+    );
+    expect(opens()).toBe(before + 1);
+    expect(r.stdout).toBe('busy:1\ngone:0\n');
   });
 
   it('sends opens to the emulated kernel while the function tracer can see them', async () => {

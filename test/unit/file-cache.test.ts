@@ -11,9 +11,16 @@ import { testEmulator } from '../helpers/emulator.js';
 
 class Sink implements FileCacheSink {
   readonly files = new Map<number, string>();
+  readonly groups = new Map<number, number>();
+  /** Opens the native side would hold, by group. */
+  readonly open = new Map<number, number>();
   unobserved = false;
-  cacheFile(id: number, text: Buffer): void {
+  cacheFile(id: number, text: Buffer, _attr: unknown, group: number): void {
     this.files.set(id, text.toString());
+    this.groups.set(id, group);
+  }
+  openCount(group: number): number {
+    return this.open.get(group) ?? 0;
   }
   uncache(id: number): void {
     this.files.delete(id);
@@ -66,14 +73,36 @@ describe('native file cache', () => {
     expect(sink.files.has(3) || sink.files.has(4)).toBe(false);
   });
 
-  it('does not cache an instance’s files nor a probe event’s', async () => {
+  it('does not cache a probe event’s files', async () => {
     const { emu, cache, sink } = setup();
-    emu.fs.mkdir('instances/foo');
     await write(emu, 'kprobe_events', 'p:myprobe vfs_read\n', 0o2001);
-    cache.opened(1, fileAt(emu, 'instances/foo/events/sched/sched_switch/trigger'), stat);
     cache.opened(2, fileAt(emu, 'events/kprobes/myprobe/trigger'), stat);
     cache.opened(3, fileAt(emu, 'events/kprobes/myprobe/filter'), stat);
     expect(sink.files.size).toBe(0);
+  });
+
+  it('caches an instance’s files, whose native opens hold the instance as the kernel’s opens do', async () => {
+    const { emu, cache, sink } = setup();
+    emu.fs.mkdir('instances/foo');
+    emu.fs.mkdir('instances/bar');
+    cache.opened(1, fileAt(emu, 'instances/foo/events/sched/sched_switch/trigger'), stat);
+    cache.opened(2, fileAt(emu, 'instances/foo/events/sched/sched_switch/filter'), stat);
+    cache.opened(3, fileAt(emu, 'instances/bar/events/sched/sched_switch/filter'), stat);
+    cache.opened(4, fileAt(emu, 'events/sched/sched_switch/filter'), stat);
+    expect(sink.files.get(2)).toBe('none\n');
+    const foo = sink.groups.get(1)!;
+    expect(foo).toBeGreaterThan(0);
+    expect(sink.groups.get(2)).toBe(foo);
+    expect(sink.groups.get(3)).not.toBe(foo);
+    expect(sink.groups.get(4)).toBe(0); // the top level is never removed
+    sink.open.set(foo, 1);
+    expect(() => emu.fs.rmdir('instances/foo')).toThrow(expect.objectContaining({ errno: 16 })); // EBUSY
+    sink.open.set(foo, 0);
+    emu.fs.rmdir('instances/foo');
+    // Gone with its instance: the entries go before the native side answers again.
+    cache.changed();
+    cache.settle(true);
+    expect([...sink.files.keys()].sort()).toEqual([3, 4]);
   });
 
   it('drops an entry once its file shows something else, before the native side answers again', async () => {
