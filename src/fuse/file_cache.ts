@@ -44,6 +44,8 @@ export class FileCache {
   private checkLater?: NodeJS.Timeout;
   /** What the last settle was told: no request waits in JS. */
   private idle = false;
+  /** One file of each kind cached (by name: the kernel gives files their operations by name), for what may see them run. */
+  private readonly kinds = new Map<string, { path: string; node: File }>();
   /** The group each hold's opens count in on the native side (never reused: a removed instance's stays behind). */
   private readonly groups = new WeakMap<OpenHold, number>();
   private nextGroup = 1;
@@ -60,6 +62,7 @@ export class FileCache {
     const snap = node.fops.snapshot?.();
     if (!snap) return;
     this.cached.set(id, snap);
+    if (!this.kinds.has(node.name)) this.kinds.set(node.name, { path: node.path, node });
     this.sink.cacheFile(id, snap.text, stat(), snap.holds ? this.groupOf(snap.holds) : 0);
   }
 
@@ -106,7 +109,7 @@ export class FileCache {
    */
   settle(idle: boolean): void {
     this.idle = idle;
-    const on = idle && this.busy === 0 && !this.kernel.requestsObserved();
+    const on = idle && this.busy === 0 && !this.kernel.readsObserved(this.kinds.values());
     if (on && this.dirty) {
       const wait = this.checkedAt + this.checkIntervalMs - performance.now();
       if (wait > 0) {

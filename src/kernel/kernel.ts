@@ -32,7 +32,7 @@ import { Scheduler } from './sched.js';
 import { DEFAULT_SERIES, profileOf, type Series } from './series.js';
 import type { KallsymsTable } from './symbol_table.js';
 import type { KernelFunction } from './symbols.js';
-import type { Syscall } from './syscall.js';
+import type { Syscall, SyscallNode } from './syscall.js';
 import { SyscallEntry } from './syscall_entry.js';
 import { SyscallPaths } from './syscall_paths.js';
 import { TASK_STATE_BITS, type Task } from './task.js';
@@ -337,13 +337,28 @@ export class Kernel implements HookHost {
   }
 
   /**
-   * Whether anything can see a request on the mount as it runs: its system
-   * call (events, call tree) or its task scheduled for it. Process events
-   * alone (fork, exec, exit...) cannot, so such a request may be answered
-   * without running here (the native file cache).
+   * Whether anything can see a system call run: its events, its call tree,
+   * or its task scheduled for it. Process events alone (fork, exec, exit...)
+   * cannot.
    */
   requestsObserved(): boolean {
     return this.syscallsObserved() || this.enabledTracepoints().scheduling;
+  }
+
+  /**
+   * Whether anything can see a read-only open of these files, their reads,
+   * fstat and release run: the system-call events, the scheduler's, or
+   * something in those calls' trees or the files' own operations (a probe
+   * elsewhere cannot). If not, they may be answered without running here
+   * (the native file cache).
+   */
+  readsObserved(files: Iterable<{ readonly path: string; readonly node?: SyscallNode }>): boolean {
+    const tps = this.tracepoints;
+    if (tps.enabled('sys_enter') || tps.enabled('sys_exit') || this.enabledTracepoints().scheduling) return true;
+    if (!this.deep()) return false;
+    if (!this.callPaths) return true;
+    for (const f of files) if (this.syscalls.readsSeen(f.path, f.node)) return true;
+    return false;
   }
 
   /** Which of IN_TREES / EXPLICIT / SCHEDULING have a probe, recomputed only when probes come or go. */

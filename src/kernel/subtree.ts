@@ -40,6 +40,9 @@ interface NodeFacts {
   /** Who sees it, as of generation `gen`. */
   gen: number;
   seen: Visibility;
+  /** Who sees anything in it, its pinned functions' own work aside, as of generation `reachGen`. */
+  reachGen?: number;
+  reach?: Visibility;
   /** Net effect of one unseen run: [preempt, irqs], by the path's flags when `flagged`. */
   net?: Map<string, readonly [number, number]>;
   /** What one run gives hooks that count, by the path's flags when `flagged`, as of generation `countedGen`. */
@@ -86,6 +89,22 @@ export class SubtreeIndex {
   }
 
   /**
+   * Who could see anything `n` and what is below it do, what pinned
+   * functions must run for aside: whether the work could be done without
+   * running it at all, as long as nothing but its result is wanted.
+   */
+  reach(n: PathNode): Visibility {
+    if (!this.skipping) return 'seen';
+    const f = this.factsOf(n);
+    this.sync();
+    if (f.reachGen !== this.gen || !f.reach) {
+      f.reachGen = this.gen;
+      f.reach = this.compute(n, f, (k) => this.reach(k));
+    }
+    return f.reach;
+  }
+
+  /**
    * Gives the hooks that count them `times` runs of `n` (a 'counted'
    * subtree) and applies what the runs leave behind. False when they must
    * run call by call: the calls would reach `maxDepth` frames, or the hooks
@@ -119,7 +138,7 @@ export class SubtreeIndex {
     }
   }
 
-  private compute(n: PathNode, f: NodeFacts): Visibility {
+  private compute(n: PathNode, f: NodeFacts, below: (k: PathNode) => Visibility = (k) => this.visibility(k)): Visibility {
     const { exec } = this.deps;
     let v: Visibility = 'unseen';
     if (f.fn && exec.hooked(f.fn.id)) {
@@ -128,7 +147,7 @@ export class SubtreeIndex {
     }
     for (const tp of f.fires) if (this.deps.tracepointEnabled(tp)) return 'seen';
     for (const k of n.kids) {
-      const kv = this.visibility(k);
+      const kv = below(k);
       if (kv === 'seen') return 'seen';
       if (kv === 'counted') v = 'counted';
     }

@@ -52,6 +52,11 @@ const DEFAULT_FOPS: Required<Omit<FopNames, 'fops' | 'iterate'>> = {
   llseek: 'generic_file_llseek',
 };
 
+/** Functions every call runs outside its block: the entry, and the return to user space. */
+const AROUND = ['do_syscall_64', 'x64_sys_call', 'syscall_exit_to_user_mode_prepare', 'fpregs_assert_state_consistent'];
+/** The blocks a read-only open, its reads, an fstat and the release run, the file's own operations aside. */
+const READ_BLOCKS = ['sys_openat', 'walk_perm', 'walk_fast', 'walk_miss', 'sys_read', 'sys_close', 'sys_newfstatat'];
+
 /** Yields to the microtask queue n times: an operation still pending after that is waiting for something. */
 async function microtasks(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await undefined;
@@ -67,6 +72,8 @@ interface OpenState {
 
 export class SyscallPaths {
   private readonly files = new WeakMap<object, OpenState>();
+  /** readsSeen's answers by the files' f_op names, for one generation of hooks and probes. */
+  private readsSeenAt = { gen: '', seen: new Map<string, boolean>() };
   /** Per task: the fd numbers in use. */
   private readonly fds = new WeakMap<Task, Set<number>>();
   /** Tasks inside a system call now. */
@@ -76,6 +83,34 @@ export class SyscallPaths {
 
   isBusy(task: Task): boolean {
     return this.busy.has(task);
+  }
+
+  /**
+   * Whether anyone could see what a read-only open of the file at `path`,
+   * its reads, an fstat and its release run: a hooked function (or one
+   * whose calls are counted) or a probed tracepoint in their trees or among
+   * the file's own operations. The system-call events and the scheduler's
+   * are the caller's to check.
+   */
+  readsSeen(path: string, node?: SyscallNode): boolean {
+    const k = this.k;
+    const names = { ...DEFAULT_FOPS, ...(tracefsFops(path, k.profile) ?? {}), ...(node?.fops?.names ?? {}) };
+    const gen = `${k.exec.generation} ${k.tracepoints.generation}`;
+    if (this.readsSeenAt.gen !== gen) this.readsSeenAt = { gen, seen: new Map() };
+    const key = `${names.open} ${names.read} ${names.release}`;
+    let seen = this.readsSeenAt.seen.get(key);
+    if (seen === undefined) {
+      const run = k.runner;
+      const fns = [...AROUND, names.open, names.read, names.release];
+      const blocks = [...READ_BLOCKS, `fop:${names.open}`, `fop:${names.read}`, `fop:${names.release}`];
+      seen =
+        fns.some((n) => {
+          const fn = run.fn(n);
+          return fn !== undefined && k.exec.hooked(fn.id);
+        }) || blocks.some((b) => k.paths.get(b)?.some((n) => run.subtrees.reach(n) !== 'unseen'));
+      this.readsSeenAt.seen.set(key, seen);
+    }
+    return seen;
   }
 
   run<T>(task: Task, sc: Syscall, body: (task: Task) => T): T {

@@ -162,6 +162,31 @@ describe('native file cache', () => {
     expect(sink.files.has(1)).toBe(false);
   });
 
+  it('answers natively while a probe elsewhere cannot see the cached files’ opens and reads run', async () => {
+    const emu = testEmulator({ callPaths: true });
+    const cache = new FileCache(emu.kernel, 0);
+    const sink = new Sink();
+    cache.sink = sink;
+    cache.opened(1, fileAt(emu, 'events/sched/sched_switch/trigger'), stat);
+    cache.opened(2, fileAt(emu, 'events/sched/sched_switch/filter'), stat);
+    const answers = async (probe: string): Promise<boolean> => {
+      await write(emu, 'kprobe_events', `p:p1 ${probe}\n`);
+      await write(emu, 'events/kprobes/p1/enable', '1\n');
+      cache.settle(true);
+      const on = sink.unobserved;
+      await write(emu, 'events/kprobes/p1/enable', '0\n');
+      await write(emu, 'kprobe_events', '\n');
+      return on;
+    };
+    expect(await answers('tracefs_create_dir')).toBe(true); // mkdir's, not an open's
+    expect(await answers('do_sys_openat2')).toBe(false); // the open's system call
+    expect(await answers('seq_read')).toBe(false); // the trigger file's own read
+    expect(await answers('vfs_read')).toBe(false);
+    expect(await answers('filp_flush')).toBe(false); // the close's
+    cache.settle(true);
+    expect(sink.unobserved).toBe(true);
+  });
+
   it('lets the native side answer only while nothing can see a request run and nothing waits', async () => {
     const { emu, cache, sink } = setup();
     cache.settle(true);
