@@ -96,10 +96,17 @@ export class HostDriver {
    */
   readonly returning = (caller: Caller): Promise<void> | undefined => this.events?.observe(this.observeLevel(), caller.pid);
 
-  /** What the kernel can see of watched processes' calls outside the mount: each call, or only that its task runs (is scheduled), or nothing. */
+  /**
+   * What the kernel can see of watched processes' calls outside the mount:
+   * every call, with its real result (their events, or what the trees of
+   * calls traced or reported run), only the task running for them (the
+   * scheduler's events: opens are reported), or nothing. A probe on a
+   * function no such call reaches leaves them unreported.
+   */
   private readonly observeLevel = (): ObserveLevel => {
     const k = this.kernel;
-    return k.syscallsObserved() ? ObserveLevel.Syscalls : k.requestsObserved() ? ObserveLevel.Processes : ObserveLevel.Nothing;
+    if (k.syscallEventsOn() || this.traced.treesSeen() || this.syscalls.treesSeen()) return ObserveLevel.Syscalls;
+    return k.schedulingObserved() ? ObserveLevel.Processes : ObserveLevel.Nothing;
   };
 
   /** Where watched processes report their system calls (undefined when nobody can). */

@@ -13,6 +13,7 @@
 import type { PathNode } from '../kernel/call_paths.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { HoleFn, PathEnv, RunCtx } from '../kernel/path_runner.js';
+import { SYSCALL_AROUND } from '../kernel/syscall_paths.js';
 import type { Task } from '../kernel/task.js';
 import { type FsIdentity, type KDentry, type KFile, MountVfs, S_IFDIR, S_IFMT, S_IFREG } from '../kernel/vfs.js';
 import { mountOfPath, type MountInfo } from './mountinfo.js';
@@ -132,6 +133,15 @@ export class HostSyscalls {
     private readonly mirror: ProcessMirror,
     private readonly src: ProcSource,
   ) {}
+
+  /** Whether anyone could see what the reported calls run (their `host:` trees, their entry functions). */
+  treesSeen(): boolean {
+    const k = this.k;
+    return k.treesSeen('host calls', () => ({
+      blocks: k.paths.names().filter((b) => b.startsWith('host:')),
+      fns: [...SYSCALL_AROUND, ...Object.values(CALLS).map((c) => c.sys)],
+    }));
+  }
 
   run(rec: HostSyscall): void {
     const k = this.k;

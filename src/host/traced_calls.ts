@@ -1,6 +1,6 @@
 /**
  * Every system call a watched process makes, reported after it ran while
- * the kernel can see system calls (Kernel.syscallsObserved): the watcher
+ * the kernel can see system calls (treesSeen(), or their events): the watcher
  * (native/seccomp/syscall_watch.c) traces them with ptrace and writes one
  * line per call, `T pid nr ret a0..a5 ppid\tfile\tcomm[\taddr data]`. Each runs in the
  * caller's task: sys_enter with its arguments, the real kernel's tree of
@@ -21,6 +21,7 @@ import type { PathNode } from '../kernel/call_paths.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { HoleFn, PathEnv, RunCtx } from '../kernel/path_runner.js';
 import { SYSCALL_NR } from '../kernel/syscall_nr.js';
+import { SYSCALL_AROUND } from '../kernel/syscall_paths.js';
 import type { Task } from '../kernel/task.js';
 import { S_IFDIR, S_IFREG } from '../kernel/vfs.js';
 import type { ProcessMirror } from './proc_mirror.js';
@@ -98,6 +99,9 @@ function fileKind(name: string, file: string, fsType: (abs: string) => string): 
   return fsType(file);
 }
 
+/** What a call that sleeps runs (nanosleep, wait4, a read of an empty pipe): the scheduler's blocks. */
+const SLEEP_BLOCKS = ['schedule', 'schedule_idle', 'finish_task_switch', 'try_to_wake_up'];
+
 /** Calls on an open file (or a path): the argument that holds its fd. */
 const FD_ARG: Record<string, number> = { read: 0, write: 0, close: 0, getdents64: 0, newfstatat: 0, mmap: 4 };
 
@@ -112,6 +116,19 @@ export class TracedCalls {
     private readonly mirror: ProcessMirror,
     private readonly files: HostSyscalls,
   ) {}
+
+  /**
+   * Whether anyone could see what these calls run (their trees, their entry
+   * functions, the scheduler's blocks for those that sleep): the watchers
+   * trace every call only then (or while their events are on).
+   */
+  treesSeen(): boolean {
+    const k = this.k;
+    return k.treesSeen('traced calls', () => ({
+      blocks: [...k.paths.names().filter((b) => b.startsWith('call:')), ...Object.values(BLOCKS), ...SLEEP_BLOCKS],
+      fns: [...SYSCALL_AROUND, ...Object.keys(SYSCALL_NR).map((n) => `__x64_sys_${n}`)],
+    }));
+  }
 
   run(rec: TracedCall): void {
     const k = this.k;

@@ -151,6 +151,8 @@ export class Kernel implements HookHost {
   /** What every system call does around its own work (sys_enter/sys_exit, the entry path). */
   readonly entry = new SyscallEntry(this);
   private tpEnabled = { generation: -1, inTrees: false, explicit: false, scheduling: false };
+  /** treesSeen's answers, for one generation of hooks and probes. */
+  private seenTrees = { gen: '', by: new Map<string, boolean>() };
   private readonly siteCache = new Map<number, CallSitesOf>();
   private readonly mms = new Map<number, UserMm>();
   /** Where alloc_percpu() takes its next bytes. */
@@ -325,38 +327,51 @@ export class Kernel implements HookHost {
     return this.enabledTracepoints().explicit;
   }
 
-  /**
-   * Whether anything can see the system calls a process makes, so that the
-   * host must report them: sys_enter or sys_exit has a probe (raw_syscalls,
-   * syscalls/*, a hist or eprobe on them), or call trees run (deep(): any
-   * function hooked, whatever its filter, or a tracepoint inside the trees).
-   * Conservative: a hook on an unrelated function counts too.
-   */
-  syscallsObserved(): boolean {
-    return this.deep() || this.tracepoints.enabled('sys_enter') || this.tracepoints.enabled('sys_exit');
+  /** Whether sys_enter or sys_exit has a probe (raw_syscalls, syscalls/*, a hist or eprobe on them): every system call is seen. */
+  syscallEventsOn(): boolean {
+    return this.tracepoints.enabled('sys_enter') || this.tracepoints.enabled('sys_exit');
+  }
+
+  /** Whether the scheduler's events have a probe: a task seen running for a system call shows. */
+  schedulingObserved(): boolean {
+    return this.enabledTracepoints().scheduling;
   }
 
   /**
-   * Whether anything can see a system call run: its events, its call tree,
-   * or its task scheduled for it. Process events alone (fork, exec, exit...)
-   * cannot.
+   * Whether anyone could see the call trees `what` names run now: a hooked
+   * (or counted) function, or a probed tracepoint, among its blocks' nodes
+   * or its functions. A probe elsewhere cannot. Kept by `key` until hooks or
+   * probes change.
    */
-  requestsObserved(): boolean {
-    return this.syscallsObserved() || this.enabledTracepoints().scheduling;
+  treesSeen(key: string, what: () => { blocks: Iterable<string>; fns: Iterable<string> }): boolean {
+    if (!this.deep()) return false;
+    if (!this.callPaths) return true;
+    const gen = `${this.exec.generation} ${this.tracepoints.generation}`;
+    if (this.seenTrees.gen !== gen) this.seenTrees = { gen, by: new Map() };
+    let seen = this.seenTrees.by.get(key);
+    if (seen === undefined) {
+      const { blocks, fns } = what();
+      const run = this.runner;
+      seen = false;
+      for (const n of fns) {
+        const fn = run.fn(n);
+        if (fn && this.exec.hooked(fn.id)) seen = true;
+      }
+      for (const b of blocks) if (!seen && this.paths.get(b)?.some((n) => run.subtrees.reach(n) !== 'unseen')) seen = true;
+      this.seenTrees.by.set(key, seen);
+    }
+    return seen;
   }
 
   /**
    * Whether anything can see a read-only open of these files, their reads,
    * fstat and release run: the system-call events, the scheduler's, or
-   * something in those calls' trees or the files' own operations (a probe
-   * elsewhere cannot). If not, they may be answered without running here
-   * (the native file cache).
+   * something in those calls' trees or the files' own operations. If not,
+   * they may be answered without running here (the native file cache).
    */
   readsObserved(files: Iterable<{ readonly path: string; readonly node?: SyscallNode }>): boolean {
-    const tps = this.tracepoints;
-    if (tps.enabled('sys_enter') || tps.enabled('sys_exit') || this.enabledTracepoints().scheduling) return true;
-    if (!this.deep()) return false;
-    if (!this.callPaths) return true;
+    if (this.syscallEventsOn() || this.schedulingObserved()) return true;
+    if (!this.callPaths) return this.deep();
     for (const f of files) if (this.syscalls.readsSeen(f.path, f.node)) return true;
     return false;
   }

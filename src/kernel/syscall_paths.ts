@@ -53,7 +53,7 @@ const DEFAULT_FOPS: Required<Omit<FopNames, 'fops' | 'iterate'>> = {
 };
 
 /** Functions every call runs outside its block: the entry, and the return to user space. */
-const AROUND = ['do_syscall_64', 'x64_sys_call', 'syscall_exit_to_user_mode_prepare', 'fpregs_assert_state_consistent'];
+export const SYSCALL_AROUND = ['do_syscall_64', 'x64_sys_call', 'syscall_exit_to_user_mode_prepare', 'fpregs_assert_state_consistent'];
 /** The blocks a read-only open, its reads, an fstat and the release run, the file's own operations aside. */
 const READ_BLOCKS = ['sys_openat', 'walk_perm', 'walk_fast', 'walk_miss', 'sys_read', 'sys_close', 'sys_newfstatat'];
 
@@ -72,8 +72,6 @@ interface OpenState {
 
 export class SyscallPaths {
   private readonly files = new WeakMap<object, OpenState>();
-  /** readsSeen's answers by the files' f_op names, for one generation of hooks and probes. */
-  private readsSeenAt = { gen: '', seen: new Map<string, boolean>() };
   /** Per task: the fd numbers in use. */
   private readonly fds = new WeakMap<Task, Set<number>>();
   /** Tasks inside a system call now. */
@@ -93,24 +91,11 @@ export class SyscallPaths {
    * are the caller's to check.
    */
   readsSeen(path: string, node?: SyscallNode): boolean {
-    const k = this.k;
-    const names = { ...DEFAULT_FOPS, ...(tracefsFops(path, k.profile) ?? {}), ...(node?.fops?.names ?? {}) };
-    const gen = `${k.exec.generation} ${k.tracepoints.generation}`;
-    if (this.readsSeenAt.gen !== gen) this.readsSeenAt = { gen, seen: new Map() };
-    const key = `${names.open} ${names.read} ${names.release}`;
-    let seen = this.readsSeenAt.seen.get(key);
-    if (seen === undefined) {
-      const run = k.runner;
-      const fns = [...AROUND, names.open, names.read, names.release];
-      const blocks = [...READ_BLOCKS, `fop:${names.open}`, `fop:${names.read}`, `fop:${names.release}`];
-      seen =
-        fns.some((n) => {
-          const fn = run.fn(n);
-          return fn !== undefined && k.exec.hooked(fn.id);
-        }) || blocks.some((b) => k.paths.get(b)?.some((n) => run.subtrees.reach(n) !== 'unseen'));
-      this.readsSeenAt.seen.set(key, seen);
-    }
-    return seen;
+    const names = { ...DEFAULT_FOPS, ...(tracefsFops(path, this.k.profile) ?? {}), ...(node?.fops?.names ?? {}) };
+    return this.k.treesSeen(`reads ${names.open} ${names.read} ${names.release}`, () => ({
+      fns: [...SYSCALL_AROUND, names.open, names.read, names.release],
+      blocks: [...READ_BLOCKS, `fop:${names.open}`, `fop:${names.read}`, `fop:${names.release}`],
+    }));
   }
 
   run<T>(task: Task, sc: Syscall, body: (task: Task) => T): T {

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HostDriver } from '../../src/host/driver.js';
 import { hostEventLine } from '../../src/host/events.js';
+import { ObserveLevel } from '../../src/host/observe_switch.js';
 import { parseHostSyscall } from '../../src/host/syscalls.js';
 import { O_RDONLY } from '../../src/tracefs/node.js';
 import { Tracefs } from '../../src/tracefs/tracefs.js';
@@ -49,7 +50,7 @@ describe.each(SERIES)('watched system calls outside the mount (%s)', (series) =>
     e.proc.set({ pid: SH.pid, comm: 'sh', ppid: 1, startTime: 1, cwd: '/sys/kernel/tracing' });
     const w = (path: string, text: string, append = false) => echo(e.fs, path, text, append, SH);
     const lines = async () => traceLines(await e.fs.readFile('trace', SH));
-    const report = (l: string) => hostEventLine({ mirror: e.host.mirror, syscalls: e.host.syscalls, traced: e.host.traced, observed: () => false }, l);
+    const report = (l: string) => hostEventLine({ mirror: e.host.mirror, syscalls: e.host.syscalls, traced: e.host.traced, observed: () => ObserveLevel.Nothing }, l);
     return { ...e, w, lines, report };
   }
 

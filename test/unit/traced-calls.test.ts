@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { hostEventLine } from '../../src/host/events.js';
+import { ObserveLevel } from '../../src/host/observe_switch.js';
 import { parseTracedCall } from '../../src/host/traced_calls.js';
 import { SERIES } from '../../src/kernel/series.js';
 import { kernelEmu } from '../helpers/kernel.js';
@@ -41,9 +42,26 @@ describe.each(SERIES)('traced calls (%s)', (series) => {
     e.proc.set({ pid: SH.pid, comm: 'sh', ppid: 1, startTime: 1, cwd: '/' });
     const w = (path: string, text: string) => echo(e.fs, path, text, false, SH);
     const lines = async () => traceLines(await e.fs.readFile('trace', SH));
-    const report = (l: string) => hostEventLine({ mirror: e.host.mirror, syscalls: e.host.syscalls, traced: e.host.traced, observed: () => false }, l);
+    const report = (l: string) => hostEventLine({ mirror: e.host.mirror, syscalls: e.host.syscalls, traced: e.host.traced, observed: () => ObserveLevel.Nothing }, l);
     return { ...e, w, lines, report };
   }
+
+  it('are wanted only while something can see what they run: a probe elsewhere leaves them untraced', async () => {
+    const { w, host } = setup();
+    const seen = async (probe: string): Promise<[boolean, boolean]> => {
+      await w('kprobe_events', `p:p1 ${probe}`);
+      await w('events/kprobes/p1/enable', '1');
+      const r: [boolean, boolean] = [host.traced.treesSeen(), host.syscalls.treesSeen()];
+      await w('events/kprobes/p1/enable', '0');
+      await w('kprobe_events', '');
+      return r;
+    };
+    expect(host.traced.treesSeen()).toBe(false);
+    expect(await seen('tracefs_create_dir')).toEqual([false, false]); // only a mkdir on the mount reaches it
+    expect(await seen('ksys_read')).toEqual([true, false]); // every read's
+    expect(await seen('do_sys_openat2')).toEqual([false, true]); // an open's: always reported (S lines)
+    expect(await seen('__x64_sys_umask')).toEqual([true, false]); // a call whose tree was not captured: its entry
+  });
 
   it('sys_enter_getppid / sys_exit_getppid and raw_syscalls for each call, with its arguments and result', async () => {
     const { w, lines, report } = setup();
