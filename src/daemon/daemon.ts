@@ -17,6 +17,7 @@ import './control_commands.js';
 // After the commands every daemon has: `commands` lists them in the order they were registered.
 import { serveNamespaceViews } from '../exec/namespace_views.js';
 import { ensureStateDir, isAlive, type MountState, readState, removeState, statePaths, waitWatcher, writeMountOptions, writeState } from './state.js';
+import { collectWhenIdle } from './idle_collect.js';
 
 interface ServeOptions {
   dir: string;
@@ -102,9 +103,12 @@ async function serve(o: ServeOptions): Promise<Served> {
     startedAt: new Date().toISOString(),
   };
 
+  // What a run left behind goes back once the mount has been quiet for a while.
+  const stopCollecting = collectWhenIdle(() => mount.requests.total + Object.values(mount.cachedAnswers()).reduce((a, b) => a + b, 0));
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {
+      stopCollecting();
       try {
         await views.stop().catch((e: Error) => log(`debugfs: ${e.message}`));
         await mount.unmount();

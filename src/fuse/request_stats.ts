@@ -47,8 +47,11 @@ interface RequestKindReport {
 
 export class RequestStats {
   private readonly kinds = new Map<string, KindStats>();
+  /** Requests recorded so far, of every kind. */
+  total = 0;
 
   record(kind: string, ms: number): void {
+    this.total++;
     let k = this.kinds.get(kind);
     if (!k) this.kinds.set(kind, (k = new KindStats()));
     k.add(ms);
