@@ -979,10 +979,13 @@ static void on_exit_stop(pid_t tid, struct tracee *t, const struct __ptrace_sysc
 }
 
 /* Whether a thread is running (not asleep in a call): /proc/TID/stat's state. */
+/* 1 running, 0 not, -1 gone (no /proc entry: exited and reaped without our seeing it). */
 static int is_running(pid_t tid)
 {
 	char stat[512];
 	proc_file_line(tid, "stat", stat, sizeof(stat));
+	if (!stat[0])
+		return -1;
 	const char *close_paren = strrchr(stat, ')');
 	return close_paren && close_paren[1] == ' ' && close_paren[2] == 'R';
 }
@@ -1013,15 +1016,28 @@ static int to_stop; /* tracees resumed before observation turned on may be left 
 static int interrupt_running(pid_t requester)
 {
 	int left = 0;
+	/* Threads gone without an exit status for us: forgotten after the scan (removal moves entries). */
+	pid_t gone[256];
+	unsigned ngone = 0;
 	for (unsigned i = 0; i < MAX_TRACEES; i++) {
 		struct tracee *t = &tracees[i];
 		if (!t->tid || t->stepping || t->interrupted)
 			continue;
-		if ((t->tid == requester || is_running(t->tid) || in_restarting_call(t->tid)) && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+		int running = is_running(t->tid);
+		if (running < 0) {
+			if (ngone < sizeof(gone) / sizeof(gone[0]))
+				gone[ngone++] = t->tid;
+			else
+				left++;
+			continue;
+		}
+		if ((t->tid == requester || running || in_restarting_call(t->tid)) && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
 			t->interrupted = 1;
 		else
 			left++;
 	}
+	for (unsigned i = 0; i < ngone; i++)
+		tracee_gone(gone[i]);
 	return left;
 }
 
