@@ -681,23 +681,15 @@ static void handle(const struct seccomp_notif *req)
 	struct stat st;
 	int exists = 0;
 	long ret = 0;
-	switch (req->data.nr) {
-	case NR_OPEN:
-	case NR_CREAT:
-	case NR_OPENAT:
-	case NR_OPENAT2:
-	case NR_SYMLINK:
-	case NR_SYMLINKAT:
-		/* Nothing in the emulated kernel could see it run: it goes on unreported. */
-		if (!reporting)
-			return;
-		break;
-	}
+	/* An open or symlink nothing in the emulated kernel could see run goes on unreported. */
+	int quiet = !reporting;
 	switch (req->data.nr) {
 	case NR_OPEN:
 	case NR_CREAT:
 	case NR_OPENAT:
 	case NR_OPENAT2: {
+		if (quiet)
+			return;
 		int at = req->data.nr == NR_OPENAT || req->data.nr == NR_OPENAT2;
 		long flags = req->data.nr == NR_CREAT ? (O_CREAT | O_WRONLY | O_TRUNC) : (long)arg[at ? 2 : 1];
 		if (req->data.nr == NR_OPENAT2) {
@@ -742,6 +734,8 @@ static void handle(const struct seccomp_notif *req)
 	}
 	case NR_SYMLINK:
 	case NR_SYMLINKAT: {
+		if (quiet)
+			return;
 		int at = req->data.nr == NR_SYMLINKAT;
 		if (read_string(pid, arg[0], s0, sizeof(s0)) < 0 || read_string(pid, arg[at ? 2 : 1], s1, sizeof(s1)) < 0)
 			return;

@@ -13,7 +13,7 @@
 import type { PathNode } from '../kernel/call_paths.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { HoleFn, PathEnv, RunCtx } from '../kernel/path_runner.js';
-import { SYSCALL_AROUND } from '../kernel/syscall_paths.js';
+import { SYSCALL_AROUND } from '../kernel/syscall_entry.js';
 import type { Task } from '../kernel/task.js';
 import { type FsIdentity, type KDentry, type KFile, MountVfs, S_IFDIR, S_IFMT, S_IFREG } from '../kernel/vfs.js';
 import { mountOfPath, type MountInfo } from './mountinfo.js';

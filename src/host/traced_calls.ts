@@ -21,7 +21,7 @@ import type { PathNode } from '../kernel/call_paths.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { HoleFn, PathEnv, RunCtx } from '../kernel/path_runner.js';
 import { SYSCALL_NR } from '../kernel/syscall_nr.js';
-import { SYSCALL_AROUND } from '../kernel/syscall_paths.js';
+import { SYSCALL_AROUND } from '../kernel/syscall_entry.js';
 import type { Task } from '../kernel/task.js';
 import { S_IFDIR, S_IFREG } from '../kernel/vfs.js';
 import type { ProcessMirror } from './proc_mirror.js';

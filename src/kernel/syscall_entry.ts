@@ -13,6 +13,12 @@ import type { PathEnv, RunCtx } from './path_runner.js';
 import type { Task } from './task.js';
 import type { KFile } from './vfs.js';
 
+/** The functions every system call enters through (do_syscall_64 → x64_sys_call), and runs on its way back to user space. */
+const ENTRY_FNS = ['do_syscall_64', 'x64_sys_call'] as const;
+const EXIT_WORK_FNS = ['syscall_exit_to_user_mode_prepare', 'fpregs_assert_state_consistent'] as const;
+/** Both: what every call runs outside its own block. */
+export const SYSCALL_AROUND: readonly string[] = [...ENTRY_FNS, ...EXIT_WORK_FNS];
+
 export class SyscallEntry {
   private readonly filenames = new Map<string, bigint>();
 
@@ -35,8 +41,9 @@ export class SyscallEntry {
     ctx.env.regs = regs;
     ctx.env['struct pt_regs'] = regs;
     const inner = (px: Call | undefined): void | Promise<unknown> => run.run(nodes, ctx, px);
-    const sysCall = run.fn('x64_sys_call');
-    const doSys = run.fn('do_syscall_64');
+    const [doSysName, sysCallName] = ENTRY_FNS;
+    const sysCall = run.fn(sysCallName);
+    const doSys = run.fn(doSysName);
     const viaSysCall = (px: Call | undefined): Value | void | Promise<unknown> => (sysCall ? run.call(sysCall, (x) => inner(x) as never, ctx, px) : inner(px));
     const r = doSys ? run.call(doSys, (x) => viaSysCall(x) as never, ctx, undefined) : viaSysCall(undefined);
     return r instanceof Promise ? r : undefined;
@@ -59,7 +66,7 @@ export class SyscallEntry {
   private exitWork(task: Task): void {
     const run = this.k.runner;
     const ctx: RunCtx = { task, env: {}, flags: new Set(), holes: {} };
-    for (const n of ['syscall_exit_to_user_mode_prepare', 'fpregs_assert_state_consistent']) {
+    for (const n of EXIT_WORK_FNS) {
       const fn = run.fn(n);
       if (fn?.traceable) void run.call(fn, [], ctx, undefined);
     }

@@ -12,6 +12,7 @@ import { errno, KernelError } from './errno.js';
 import type { Kernel } from './kernel.js';
 import type { PathNode } from './call_paths.js';
 import type { HoleFn, PathEnv, RunCtx } from './path_runner.js';
+import { SYSCALL_AROUND } from './syscall_entry.js';
 import { SYSCALL_NR } from './syscall_nr.js';
 import type { FopNames, Syscall, SyscallNode } from './syscall.js';
 import type { Task } from './task.js';
@@ -52,8 +53,6 @@ const DEFAULT_FOPS: Required<Omit<FopNames, 'fops' | 'iterate'>> = {
   llseek: 'generic_file_llseek',
 };
 
-/** Functions every call runs outside its block: the entry, and the return to user space. */
-export const SYSCALL_AROUND = ['do_syscall_64', 'x64_sys_call', 'syscall_exit_to_user_mode_prepare', 'fpregs_assert_state_consistent'];
 /** The blocks a read-only open, its reads, an fstat and the release run, the file's own operations aside. */
 const READ_BLOCKS = ['sys_openat', 'walk_perm', 'walk_fast', 'walk_miss', 'sys_read', 'sys_close', 'sys_newfstatat'];
 
