@@ -116,22 +116,28 @@ class ProcFiles {
     private readonly name: string,
   ) {}
 
-  /** Whether a descriptor is open for `pid` (what it reads is that process's). */
-  has(pid: number): boolean {
-    return this.fds.has(pid);
+  /**
+   * What the descriptor kept for `pid` reads: always that process's, even
+   * once the pid names another. Undefined (and the descriptor closed) when
+   * none is kept or its process is gone.
+   */
+  readKept(pid: number): string | undefined {
+    const fd = this.fds.get(pid);
+    if (fd === undefined) return undefined;
+    this.fds.delete(pid);
+    const text = this.pread(fd);
+    if (text !== undefined) {
+      this.fds.set(pid, fd);
+      return text;
+    }
+    closeSync(fd);
+    return undefined;
   }
 
+  /** The file of whatever process has `pid` now (through the kept descriptor while its process lives). */
   read(pid: number): string | undefined {
-    const fd = this.fds.get(pid);
-    if (fd !== undefined) {
-      this.fds.delete(pid);
-      const text = this.pread(fd);
-      if (text !== undefined) {
-        this.fds.set(pid, fd);
-        return text;
-      }
-      closeSync(fd);
-    }
+    const kept = this.readKept(pid);
+    if (kept !== undefined) return kept;
     let nfd: number;
     try {
       nfd = openSync(`${this.root}/${pid}/${this.name}`, 'r');
@@ -177,9 +183,9 @@ export class HostProcSource implements ProcSource {
   }
 
   comm(pid: number, startTime: number): string | undefined {
-    // The first look makes sure the pid is still that process; its descriptor then stays that process's.
-    if (!this.commFiles.has(pid) && this.stat(pid)?.startTime !== startTime) return undefined;
-    const text = this.commFiles.read(pid);
+    // A kept descriptor reads its own process's comm. Without one (never opened, or its process gone and
+    // the pid perhaps another's by now), the pid must still be that process before its file is opened.
+    const text = this.commFiles.readKept(pid) ?? (this.stat(pid)?.startTime === startTime ? this.commFiles.read(pid) : undefined);
     return text === undefined ? undefined : text.endsWith('\n') ? text.slice(0, -1) : text;
   }
 
