@@ -17,6 +17,9 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -1153,6 +1156,40 @@ static napi_value js_read_available(napi_env env, napi_callback_info info) {
   return r;
 }
 
+/*
+ * The C heap of the process (Node's buffers and the addon's own): what
+ * malloc holds and what of it is free. glibc keeps freed chunks in its
+ * arenas, so after a busy run the process's RSS stays at the run's peak
+ * unless they are given back (trimHeap).
+ */
+static napi_value js_heap_stats(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value r, v;
+  napi_create_object(env, &r);
+#ifdef __GLIBC__
+  struct mallinfo2 mi = mallinfo2();
+  napi_create_double(env, (double)(mi.arena + mi.hblkhd), &v);
+  napi_set_named_property(env, r, "held", v);
+  napi_create_double(env, (double)(mi.uordblks + mi.hblkhd), &v);
+  napi_set_named_property(env, r, "inUse", v);
+  napi_create_double(env, (double)mi.fordblks, &v);
+  napi_set_named_property(env, r, "free", v);
+#endif
+  return r;
+}
+
+/* Gives the C heap's free pages back to the system (1 if any went). */
+static napi_value js_trim_heap(napi_env env, napi_callback_info info) {
+  (void)info;
+  napi_value r;
+#ifdef __GLIBC__
+  napi_get_boolean(env, malloc_trim(0) != 0, &r);
+#else
+  napi_get_boolean(env, false, &r);
+#endif
+  return r;
+}
+
 static napi_value init_module(napi_env env, napi_value exports) {
   napi_property_descriptor methods[] = {
     { "replyErr", NULL, js_reply_err, NULL, NULL, NULL, napi_default_method, NULL },
@@ -1181,6 +1218,8 @@ static napi_value init_module(napi_env env, napi_value exports) {
   napi_set_named_property(env, exports, "Session", cls);
   napi_value fn;
   if (napi_create_function(env, "readAvailable", NAPI_AUTO_LENGTH, js_read_available, NULL, &fn) == napi_ok) napi_set_named_property(env, exports, "readAvailable", fn);
+  if (napi_create_function(env, "heapStats", NAPI_AUTO_LENGTH, js_heap_stats, NULL, &fn) == napi_ok) napi_set_named_property(env, exports, "heapStats", fn);
+  if (napi_create_function(env, "trimHeap", NAPI_AUTO_LENGTH, js_trim_heap, NULL, &fn) == napi_ok) napi_set_named_property(env, exports, "trimHeap", fn);
   return exports;
 }
 

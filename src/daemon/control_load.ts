@@ -6,6 +6,7 @@
  * and after each test.
  */
 import { performance } from 'node:perf_hooks';
+import { nativeAddon } from '../host/native_addon.js';
 import { registerControlCommand } from './control.js';
 
 registerControlCommand('load', "the daemon's CPU time, memory, FUSE requests by kind, and the emulated kernel's work so far", (_args, ctx) => {
@@ -16,7 +17,7 @@ registerControlCommand('load', "the daemon's CPU time, memory, FUSE requests by 
     uptimeMs: process.uptime() * 1000,
     cpu: { userMs: cpu.user / 1000, systemMs: cpu.system / 1000 },
     eventLoop: performance.eventLoopUtilization(),
-    memory: { rss: mem.rss, heapUsed: mem.heapUsed },
+    memory: { rss: mem.rss, heapUsed: mem.heapUsed, heapTotal: mem.heapTotal, external: mem.external, arrayBuffers: mem.arrayBuffers, cHeap: nativeAddon().heapStats() },
     requests: ctx.mount.requests.report(),
     cachedAnswers: ctx.mount.cachedAnswers(),
     kernel: {

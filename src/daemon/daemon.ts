@@ -18,6 +18,7 @@ import './control_commands.js';
 import { serveNamespaceViews } from '../exec/namespace_views.js';
 import { ensureStateDir, isAlive, type MountState, readState, removeState, statePaths, waitWatcher, writeMountOptions, writeState } from './state.js';
 import { collectWhenIdle } from './idle_collect.js';
+import { nativeAddon } from '../host/native_addon.js';
 
 interface ServeOptions {
   dir: string;
@@ -104,7 +105,8 @@ async function serve(o: ServeOptions): Promise<Served> {
   };
 
   // What a run left behind goes back once the mount has been quiet for a while.
-  const stopCollecting = collectWhenIdle(() => mount.requests.total + Object.values(mount.cachedAnswers()).reduce((a, b) => a + b, 0));
+  const trim = (): void => void nativeAddon().trimHeap();
+  const stopCollecting = collectWhenIdle(() => mount.requests.total + Object.values(mount.cachedAnswers()).reduce((a, b) => a + b, 0), { trim });
   let stopping: Promise<void> | undefined;
   const stop = () =>
     (stopping ??= (async () => {

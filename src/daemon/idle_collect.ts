@@ -2,10 +2,11 @@
  * A daemon gone quiet gives back what its last burst left behind. V8 grows
  * its heap to the high-water mark of a busy run (a full selftest run) and
  * keeps it while the garbage waits for a collection that an idle process
- * may not get for a long time. Once no request has come for IDLE_MS after
- * some did, one full collection runs: the heap shrinks to what is live and
- * emptied pages go back to the system, so an idle daemon's RSS is what it
- * holds, run after run.
+ * may not get for a long time; malloc likewise keeps the C heap's freed
+ * chunks (Node's buffers). Once no request has come for IDLE_MS after some
+ * did, one full collection runs and the C heap is trimmed: both shrink to
+ * what is live and emptied pages go back to the system, so an idle daemon's
+ * RSS is what it holds, run after run.
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -14,8 +15,8 @@ import { runInNewContext } from 'node:vm';
 const IDLE_MS = 2000;
 const CHECK_MS = 500;
 
-/** A full collection, when this process can have one (`gc` exposed on request). */
-function fullCollection(): (() => void) | undefined {
+/** V8's full collection, when this process can have one (`gc` exposed on request). */
+function exposedGc(): (() => void) | undefined {
   try {
     setFlagsFromString('--expose-gc');
     const gc = runInNewContext('gc') as unknown;
@@ -25,12 +26,23 @@ function fullCollection(): (() => void) | undefined {
   }
 }
 
+export interface IdleCollectOptions {
+  /** Gives the C heap's free pages back (after the collection freed the buffers that held them). */
+  trim?: () => void;
+  /** The collection (default: V8's full collection). */
+  gc?: () => void;
+  idleMs?: number;
+  checkMs?: number;
+}
+
 /**
  * Collects once after each busy period; `activity` counts what was served
  * so far. Returns how to stop.
  */
-export function collectWhenIdle(activity: () => number, gc = fullCollection(), idleMs = IDLE_MS, checkMs = CHECK_MS): () => void {
+export function collectWhenIdle(activity: () => number, o: IdleCollectOptions = {}): () => void {
+  const gc = o.gc ?? exposedGc();
   if (!gc) return () => {};
+  const idleMs = o.idleMs ?? IDLE_MS;
   let seen = activity();
   let quietSince = Date.now();
   let collected = true;
@@ -43,8 +55,9 @@ export function collectWhenIdle(activity: () => number, gc = fullCollection(), i
     } else if (!collected && Date.now() - quietSince >= idleMs) {
       collected = true;
       gc();
+      o.trim?.();
     }
-  }, checkMs);
+  }, o.checkMs ?? CHECK_MS);
   timer.unref();
   return () => clearInterval(timer);
 }

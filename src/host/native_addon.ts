@@ -1,7 +1,8 @@
 /**
  * The daemon's native module (native/fuse, built by scripts/setup.sh): the
  * FUSE session (src/fuse/session.ts) and what Node's fs cannot do cheaply,
- * a read of a non-blocking fd that finds nothing without throwing.
+ * a read of a non-blocking fd that finds nothing without throwing, and the
+ * C heap's figures and trimming.
  */
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -13,6 +14,10 @@ interface NativeAddon {
   readonly Session: unknown;
   /** Bytes read from a non-blocking fd: 0 when nothing waits (or at end of file), -errno on an error. */
   readAvailable(fd: number, buf: Buffer): number;
+  /** The C heap (glibc's malloc): bytes held from the system, in use, and free inside what is held. */
+  heapStats(): { held?: number; inUse?: number; free?: number };
+  /** Gives the C heap's free pages back to the system; whether any went. */
+  trimHeap(): boolean;
 }
 
 let addon: NativeAddon | undefined;
