@@ -2,9 +2,9 @@
  * eventfs: the events/ directory of a trace array — events/{enable,
  * header_page, header_event}, a directory per system (enable, filter) and per
  * event (enable, filter, trigger, format, id, hist; btf_ids in 7.3), as the kernel lays them
- * out (directories show one link). Event directories are filled on first
- * lookup and then kept, so ownership changes stick; dynamic event types come
- * and go through the array's event-type listener.
+ * out (directories show one link). System and event directories are filled
+ * on first lookup and then kept, so ownership changes stick; dynamic event
+ * types come and go through the array's event-type listener.
  */
 import { fail } from '../kernel/errno.js';
 import { EVENT_FL_IGNORE_ENABLE, EVENT_FL_NO_REG, type TraceEventType } from '../trace/event_type.js';
@@ -134,14 +134,12 @@ class LazyChildren extends Map<string, Node> {
   }
 }
 
-class EventDir extends Dir {
+/** An eventfs directory whose children are made on the first look inside, then kept. */
+class LazyDir extends Dir {
   private filled = false;
 
-  constructor(
-    readonly eventType: TraceEventType,
-    fill: (d: EventDir) => void,
-  ) {
-    super(eventType.name, 0o755);
+  constructor(name: string, fill: (d: LazyDir) => void) {
+    super(name, 0o755);
     this.fixedNlink = 1;
     const lazy = new LazyChildren(() => {
       if (this.filled) return;
@@ -150,11 +148,35 @@ class EventDir extends Dir {
     });
     Object.defineProperty(this, 'children', { value: lazy });
   }
+
+  /** Whether its children exist yet (looking at them makes them). */
+  get populated(): boolean {
+    return this.filled;
+  }
+}
+
+class EventDir extends LazyDir {
+  constructor(
+    readonly eventType: TraceEventType,
+    fill: (d: EventDir) => void,
+  ) {
+    super(eventType.name, fill as (d: LazyDir) => void);
+  }
+}
+
+/**
+ * A system's directory: its enable and filter files and a directory per
+ * event, made when first looked into (an instance has a hundred systems and
+ * thousands of events, most never looked at), in the order the events came.
+ */
+class SystemDir extends LazyDir {
+  /** Its events, in the order they came. */
+  readonly members: TraceEventType[] = [];
 }
 
 class EventsDir {
   readonly dir: Dir;
-  private readonly systems = new Map<string, Dir>();
+  private readonly systems = new Map<string, SystemDir>();
   private readonly opens = new Map<TraceEventType, number>();
   private readonly te: TraceEvents;
   private readonly ae: ArrayEvents;
@@ -173,8 +195,8 @@ class EventsDir {
     );
     dir.add(new File('header_page', 0o440, held(ae, oneShot(() => headerPage(tr)))));
     dir.add(new File('header_event', 0o440, held(ae, oneShot(() => entryHeaderFormat()))));
-    for (const t of this.te.types()) this.addType(t);
-    for (const t of this.internalTypes()) this.addType(t);
+    for (const t of this.te.types()) this.systemDir(t.system).members.push(t);
+    for (const t of this.internalTypes()) this.systemDir(t.system).members.push(t);
   }
 
   /** The ftrace-internal types the core registered (not in the event list order). */
@@ -188,12 +210,18 @@ class EventsDir {
     return (this.opens.get(type) ?? 0) === 0;
   }
 
-  private systemDir(system: string): Dir {
+  private systemDir(system: string): SystemDir {
     let d = this.systems.get(system);
     if (d) return d;
-    d = new Dir(system, 0o755);
-    d.fixedNlink = 1;
+    const sys = (d = new SystemDir(system, () => this.fillSystemDir(sys)));
+    this.systems.set(system, d);
+    this.dir.add(d);
+    return d;
+  }
+
+  private fillSystemDir(d: SystemDir): void {
     const ae = this.ae;
+    const system = d.name;
     if (system !== 'ftrace') {
       const alive = () => this.systems.get(system) === d;
       d.add(
@@ -213,24 +241,28 @@ class EventsDir {
         }, alive)),
       );
     }
-    this.systems.set(system, d);
-    this.dir.add(d);
-    return d;
+    for (const type of d.members) d.add(this.eventDir(type));
+  }
+
+  private eventDir(type: TraceEventType): EventDir {
+    return new EventDir(type, (d) => this.fillEventDir(d));
   }
 
   addType(type: TraceEventType): void {
     const sys = this.systemDir(type.system);
-    if (sys.children.has(type.name)) return;
-    sys.add(new EventDir(type, (d) => this.fillEventDir(d)));
+    if (sys.members.includes(type)) return;
+    sys.members.push(type);
+    if (sys.populated && !sys.children.has(type.name)) sys.add(this.eventDir(type));
   }
 
   removeType(type: TraceEventType): void {
     const sys = this.systems.get(type.system);
     if (!sys) return;
-    sys.remove(type.name);
+    const i = sys.members.indexOf(type);
+    if (i >= 0) sys.members.splice(i, 1);
+    if (sys.populated) sys.remove(type.name);
     this.opens.delete(type);
-    const left = [...sys.children.values()].some((n: Node) => n instanceof Dir);
-    if (!left) {
+    if (!sys.members.length) {
       this.dir.remove(type.system);
       this.systems.delete(type.system);
     }
