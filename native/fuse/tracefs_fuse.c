@@ -9,7 +9,7 @@
  * later) through the reply functions, by the request's slot. Requests thus
  * reach JS in the order the kernel queued them, with no thread hand-off.
  *
- * Only the notices that invalidate a directory entry are sent from a
+ * Only the notices that invalidate or delete a directory entry are sent from a
  * thread of their own: the kernel takes the directory's lock for them,
  * which a request we have not answered yet may hold.
  */
@@ -98,6 +98,8 @@ enum native_count { N_OPEN, N_READ, N_RELEASE, N_GETATTR, N_COUNTS };
 typedef struct notice {
   struct notice *next;
   fuse_ino_t parent;
+  /* 0: inval_entry; else notify_delete of this child. */
+  fuse_ino_t child;
   size_t len;
   char name[];
 } notice_t;
@@ -680,7 +682,8 @@ static void *notifier_main(void *arg) {
     if (!s->head) s->tail = NULL;
     pthread_mutex_unlock(&s->lock);
     /* ENOENT (not cached) and the like are expected: the kernel forgot it first. */
-    fuse_lowlevel_notify_inval_entry(s->ch, n->parent, n->name, n->len);
+    if (n->child) fuse_lowlevel_notify_delete(s->ch, n->parent, n->child, n->name, n->len);
+    else fuse_lowlevel_notify_inval_entry(s->ch, n->parent, n->name, n->len);
     free(n);
     pthread_mutex_lock(&s->lock);
     s->sent++;
@@ -959,23 +962,21 @@ static napi_value js_forget_poll(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* invalEntry(parent, name): queued for the notifier thread; returns the notice's number. */
-static napi_value js_inval_entry(napi_env env, napi_callback_info info) {
-  size_t argc = 2;
-  napi_value argv[2];
-  session_t *s = unwrap(env, info, &argc, argv);
+/* Queues a notice for the notifier thread; returns its number. */
+static napi_value queue_notice(napi_env env, session_t *s, napi_value parent, napi_value child, napi_value name) {
   napi_value r;
   if (!s || s->ended) {
     napi_create_double(env, -1, &r);
     return r;
   }
   size_t len = 0;
-  napi_get_value_string_utf8(env, argv[1], NULL, 0, &len);
+  napi_get_value_string_utf8(env, name, NULL, 0, &len);
   notice_t *n = malloc(sizeof *n + len + 1);
   n->next = NULL;
-  n->parent = (fuse_ino_t)f64(env, argv[0]);
+  n->parent = (fuse_ino_t)f64(env, parent);
+  n->child = child ? (fuse_ino_t)f64(env, child) : 0;
   n->len = len;
-  napi_get_value_string_utf8(env, argv[1], n->name, len + 1, &len);
+  napi_get_value_string_utf8(env, name, n->name, len + 1, &len);
   pthread_mutex_lock(&s->lock);
   if (s->tail) s->tail->next = n;
   else s->head = n;
@@ -985,6 +986,22 @@ static napi_value js_inval_entry(napi_env env, napi_callback_info info) {
   pthread_mutex_unlock(&s->lock);
   napi_create_double(env, q, &r);
   return r;
+}
+
+/* invalEntry(parent, name): the entry's dentry goes. */
+static napi_value js_inval_entry(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  session_t *s = unwrap(env, info, &argc, argv);
+  return queue_notice(env, s, argv[0], NULL, argv[1]);
+}
+
+/* notifyDelete(parent, child, name): the entry goes and the child's inode is unlinked (forgotten once unused). */
+static napi_value js_notify_delete(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  session_t *s = unwrap(env, info, &argc, argv);
+  return queue_notice(env, s, argv[0], argv[1], argv[2]);
 }
 
 /* invalInode(nodeid): sent at once (the kernel takes no lock for it); 0 or -errno. */
@@ -1204,6 +1221,7 @@ static napi_value init_module(napi_env env, napi_value exports) {
     { "notifyPoll", NULL, js_notify_poll, NULL, NULL, NULL, napi_default_method, NULL },
     { "forgetPoll", NULL, js_forget_poll, NULL, NULL, NULL, napi_default_method, NULL },
     { "invalEntry", NULL, js_inval_entry, NULL, NULL, NULL, napi_default_method, NULL },
+    { "notifyDelete", NULL, js_notify_delete, NULL, NULL, NULL, napi_default_method, NULL },
     { "invalInode", NULL, js_inval_inode, NULL, NULL, NULL, napi_default_method, NULL },
     { "unmount", NULL, js_unmount, NULL, NULL, NULL, napi_default_method, NULL },
     { "close", NULL, js_close, NULL, NULL, NULL, napi_default_method, NULL },

@@ -6,6 +6,7 @@
  * and after each test.
  */
 import { performance } from 'node:perf_hooks';
+import { getHeapSpaceStatistics } from 'node:v8';
 import { nativeAddon } from '../host/native_addon.js';
 import { registerControlCommand } from './control.js';
 
@@ -17,9 +18,10 @@ registerControlCommand('load', "the daemon's CPU time, memory, FUSE requests by 
     uptimeMs: process.uptime() * 1000,
     cpu: { userMs: cpu.user / 1000, systemMs: cpu.system / 1000 },
     eventLoop: performance.eventLoopUtilization(),
-    memory: { rss: mem.rss, heapUsed: mem.heapUsed, heapTotal: mem.heapTotal, external: mem.external, arrayBuffers: mem.arrayBuffers, cHeap: nativeAddon().heapStats() },
+    memory: { rss: mem.rss, heapUsed: mem.heapUsed, heapTotal: mem.heapTotal, external: mem.external, arrayBuffers: mem.arrayBuffers, cHeap: nativeAddon().heapStats(), spaces: Object.fromEntries(getHeapSpaceStatistics().map((x) => [x.space_name, { size: x.space_size, used: x.space_used_size }])) },
     requests: ctx.mount.requests.report(),
     cachedAnswers: ctx.mount.cachedAnswers(),
+    knownNodes: ctx.mount.knownNodes,
     kernel: {
       calls: kernel.exec.calls,
       unseenSubtrees: kernel.runner.skipped,

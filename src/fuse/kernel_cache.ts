@@ -3,7 +3,8 @@
  * for CACHE_TIMEOUT_S), and how it is told to forget them when the tree
  * changes behind its back (tree_watch.ts): a removed node's dentry is
  * invalidated (inval_entry, queued: the kernel takes the directory's lock,
- * which a pending request may hold); changed attributes are invalidated at
+ * which a pending request may hold) and what it cached below it is deleted
+ * (notify_delete, queued likewise); changed attributes are invalidated at
  * once (inval_inode takes no lock). Only nodes the kernel holds an id for
  * can be cached; the others have nothing to forget.
  */
@@ -40,6 +41,14 @@ export class KernelCache implements TreeWatcher {
     if (id !== undefined) this.files?.drop(id);
     const parent = this.ids.parentOf(node);
     if (parent === undefined || !this.notices) return;
+    // What the kernel still caches inside a removed directory (entries looked up there, perhaps in use)
+    // would hold their nodes, and through them the whole removed subtree (an instance and its
+    // buffers), until the kernel forgets them: deleted, deepest first, they go once unused.
+    for (const k of this.ids.knownBelow(node)) {
+      this.files?.drop(k.id);
+      this.notices.notifyDelete(k.parent, k.id, k.name);
+      this.queued++;
+    }
     this.notices.invalEntry(parent, node.name);
     this.queued++;
   }

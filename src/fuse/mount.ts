@@ -51,6 +51,8 @@ export interface MountedTracefs {
   readonly fs: Tracefs;
   /** Files currently open through the mount. */
   readonly openFiles: number;
+  /** Nodes the kernel holds an id for (looked up and not yet forgotten), the root included. */
+  readonly knownNodes: number;
   /** Unmounts (lazily if busy) and closes every open file. Idempotent. */
   unmount(): Promise<void>;
   /**
@@ -152,6 +154,9 @@ export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions 
     autoUnmountPid: watcher,
     get openFiles() {
       return adapter.fds.size;
+    },
+    get knownNodes() {
+      return adapter.ids.size;
     },
     settled: () => cache.settled(),
     requests: session.stats,

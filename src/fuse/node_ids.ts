@@ -19,6 +19,8 @@ interface Known {
 
 export class NodeIds {
   private readonly byId = new Map<number, Known>();
+  /** Ids the kernel holds, by the id of the directory they were looked up in. */
+  private readonly kids = new Map<number, Set<number>>();
   private readonly ids = new WeakMap<Node, number>();
   private next = ROOT_ID + 1;
 
@@ -48,13 +50,51 @@ export class NodeIds {
     const k = id === undefined ? undefined : this.byId.get(id);
     if (k) {
       k.count++;
-      k.parent = parent;
+      if (k.parent !== parent) {
+        this.unlink(id!, k.parent);
+        this.link(id!, parent);
+        k.parent = parent;
+      }
       return id!;
     }
     id = this.next++;
     this.ids.set(node, id);
     this.byId.set(id, { node, count: 1, parent });
+    this.link(id, parent);
     return id;
+  }
+
+  private link(id: number, parent: number): void {
+    let set = this.kids.get(parent);
+    if (!set) this.kids.set(parent, (set = new Set()));
+    set.add(id);
+  }
+
+  private unlink(id: number, parent: number): void {
+    const set = this.kids.get(parent);
+    if (!set) return;
+    set.delete(id);
+    if (!set.size) this.kids.delete(parent);
+  }
+
+  /**
+   * What the kernel still holds below `node`, deepest first: the id, the
+   * directory it was looked up in, and its name there (a directory's
+   * entries come before the directory, as a tree is taken apart).
+   */
+  knownBelow(node: Node): { id: number; parent: number; name: string }[] {
+    const out: { id: number; parent: number; name: string }[] = [];
+    const top = this.ids.get(node);
+    if (top === undefined) return out;
+    const visit = (dir: number): void => {
+      for (const id of this.kids.get(dir) ?? []) {
+        visit(id);
+        const k = this.byId.get(id);
+        if (k) out.push({ id, parent: dir, name: k.node.name });
+      }
+    };
+    visit(top);
+    return out;
   }
 
   /** The kernel let go of `n` references to `id`. */
@@ -65,6 +105,7 @@ export class NodeIds {
     k.count -= n;
     if (k.count > 0) return;
     this.byId.delete(id);
+    this.unlink(id, k.parent);
     if (this.ids.get(k.node) === id) this.ids.delete(k.node);
   }
 

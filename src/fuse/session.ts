@@ -204,6 +204,8 @@ export interface FuseNotices {
   forgetPoll(fh: number): void;
   /** Queues inval_entry(parent, name) for the notifier thread; returns its number. */
   invalEntry(parent: number, name: string): number;
+  /** Queues notify_delete(parent, child, name) likewise: the entry goes, and the child's inode once unused. */
+  notifyDelete(parent: number, child: number, name: string): number;
   /** Sends inval_inode(id) at once (it takes no lock); 0 or -errno. */
   invalInode(id: number): number;
   /** Resolves once every inval_entry queued so far has been sent. */
@@ -223,6 +225,7 @@ interface NativeSession {
   notifyPoll(fh: number): boolean;
   forgetPoll(fh: number): void;
   invalEntry(parent: number, name: string): number;
+  notifyDelete(parent: number, child: number, name: string): number;
   invalInode(id: number): number;
   unmount(): void;
   close(): void;
@@ -481,6 +484,12 @@ export class FuseSession implements FuseReplies, FuseNotices, FileCacheSink {
   invalEntry(parent: number, name: string): number {
     if (this.ended) return -1;
     this.queued = this.native.invalEntry(parent, name);
+    return this.queued;
+  }
+
+  notifyDelete(parent: number, child: number, name: string): number {
+    if (this.ended) return -1;
+    this.queued = this.native.notifyDelete(parent, child, name);
     return this.queued;
   }
 

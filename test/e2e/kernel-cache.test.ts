@@ -114,6 +114,19 @@ print((time.perf_counter() - t) / 2000 * 1e6)'`);
     expect(r.stdout.trim().split('\n')).toEqual(['made', '1', '1', '1', 'again', '1']);
   });
 
+  it('lets go of a removed instance, even of what a process in it still had cached (its cwd)', async () => {
+    await sh(`stat ${M}/instances >/dev/null`);
+    const before = m.knownNodes;
+    const inside = sh(`cd ${M} && mkdir instances/gone && cd instances/gone/events/sched/sched_switch && cat enable >/dev/null && echo in && sleep 0.8 && echo out`);
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await sh(`rmdir ${M}/instances/gone`)).code).toBe(0);
+    expect((await inside).stdout.split('\n').slice(0, 2)).toEqual(['in', 'out']);
+    await m.settled();
+    // The kernel forgets the removed directories once its cwd leaves them: the instance's nodes go.
+    for (let i = 0; i < 40 && m.knownNodes > before; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(m.knownNodes).toBeLessThanOrEqual(before);
+  });
+
   it('a remount with gid= is seen at once by stat', async () => {
     const paths = ['.', 'events', 'events/sched', 'events/sched/sched_switch', 'events/sched/sched_switch/enable', 'trace', 'options/print-parent'];
     const statAll = `cd ${M} && stat -c %g ${paths.join(' ')}`;

@@ -6,6 +6,7 @@ import { KernelError } from '../../src/kernel/errno.js';
 import { Kernel } from '../../src/kernel/kernel.js';
 import { Dir, File, POLLIN } from '../../src/tracefs/node.js';
 import { Tracefs } from '../../src/tracefs/tracefs.js';
+import { watchTree } from '../../src/tracefs/tree_watch.js';
 
 type Answer =
   | { err: number }
@@ -63,7 +64,13 @@ class Recorder implements FuseReplies, FuseNotices {
     return true;
   }
   forgetPoll() {}
-  invalEntry() {
+  notices: string[] = [];
+  invalEntry(parent: number, name: string) {
+    this.notices.push(`inval ${parent} ${name}`);
+    return 1;
+  }
+  notifyDelete(parent: number, child: number, name: string) {
+    this.notices.push(`delete ${parent} ${child} ${name}`);
     return 1;
   }
   invalInode() {
@@ -109,6 +116,9 @@ function setup() {
     },
   }));
   root.add(new Dir('sub', 0o750));
+  const tree = root.add(new Dir('tree', 0o755));
+  tree.add(new Dir('deeper', 0o755)).add(new File('leaf', 0o444, { read: () => Buffer.alloc(0) }));
+  tree.add(new File('other', 0o444, { read: () => Buffer.alloc(0) }));
   const fs = new Tracefs(root, new Kernel({ cpus: 1 }));
   const logs: string[] = [];
   const adapter = new FuseAdapter(fs, { log: (m) => logs.push(m) });
@@ -125,7 +135,7 @@ function setup() {
   /** The node id of a name in the root, as a lookup gives it. */
   const id = async (name: string): Promise<number> => ((await call((r) => adapter.lookup(r, 1, name))) as { entry: number }).entry;
   const open = async (name: string, flags = 0) => ((await call(async (r) => adapter.open(r, await id(name), flags))) as { fh: number }).fh;
-  return { fs, adapter, rec, ask, call, id, open, logs, released, release: (b: Buffer) => release?.(b), wake: () => wake?.(), opened: () => opened };
+  return { root, fs, adapter, rec, ask, call, id, open, logs, released, release: (b: Buffer) => release?.(b), wake: () => wake?.(), opened: () => opened };
 }
 
 describe('FUSE adapter', () => {
@@ -142,11 +152,26 @@ describe('FUSE adapter', () => {
     expect(await call((r) => adapter.getattr(r, plain, undefined))).toEqual({ err: 2 });
   });
 
+  it('deletes what the kernel caches inside a directory removed behind its back, deepest first, so its nodes can go', async () => {
+    const { root, adapter, rec, call, id } = setup();
+    const unwatch = watchTree(root, adapter.cache);
+    const tree = await id('tree');
+    const entry = async (parent: number, name: string) => ((await call((r) => adapter.lookup(r, parent, name))) as { entry: number }).entry;
+    const deeper = await entry(tree, 'deeper');
+    const leaf = await entry(deeper, 'leaf');
+    root.remove('tree');
+    unwatch();
+    expect(rec.notices).toEqual([`delete ${deeper} ${leaf} leaf`, `delete ${tree} ${deeper} deeper`, 'inval 1 tree']);
+    // Once the kernel forgets them, nothing of the removed tree is held.
+    adapter.forget(new Float64Array([leaf, 1, deeper, 1, tree, 1]), 3);
+    expect(await call((r) => adapter.getattr(r, deeper, undefined))).toEqual({ err: 2 });
+  });
+
   it('lists . and .. first, from the offset asked', async () => {
     const { adapter, call, id } = setup();
     const fh = ((await call((r) => adapter.opendir(r, 1))) as { fh: number }).fh;
-    expect(await call((r) => adapter.readdir(r, 1, fh, 4096, 0))).toEqual({ names: ['.', '..', 'plain', 'private', 'stream', 'slowopen', 'buggy', 'sub'] });
-    expect(await call((r) => adapter.readdir(r, 1, fh, 4096, 6))).toEqual({ names: ['buggy', 'sub'] });
+    expect(await call((r) => adapter.readdir(r, 1, fh, 4096, 0))).toEqual({ names: ['.', '..', 'plain', 'private', 'stream', 'slowopen', 'buggy', 'sub', 'tree'] });
+    expect(await call((r) => adapter.readdir(r, 1, fh, 4096, 6))).toEqual({ names: ['buggy', 'sub', 'tree'] });
     const plain = await id('plain');
     expect(await call((r) => adapter.opendir(r, plain))).toEqual({ err: 20 });
   });
