@@ -389,8 +389,9 @@ export class Fgraph {
         return -1;
       }
       let bitmap = 0;
-      for (let i = 0; i < FGRAPH_ARRAY_SIZE; i++) {
-        if (!(this.bitmask & (1 << i))) continue;
+      // The registered slots, lowest first (only set bits are visited).
+      for (let rest = this.bitmask; rest; rest &= rest - 1) {
+        const i = 31 - Math.clz32(rest & -rest);
         const gops = this.array[i];
         if (!gops) continue;
         const save = st.currRetStack;
@@ -537,9 +538,8 @@ export class Fgraph {
     const bit = ftraceTestRecursionTrylock(this.tasks, task);
     if (bit >= 0) {
       try {
-        const bitmap = bitmapOf(metaAt(meta, offset));
-        for (let i = 0; i < FGRAPH_ARRAY_SIZE; i++) {
-          if (!(bitmap & (1 << i))) continue;
+        for (let rest = bitmapOf(metaAt(meta, offset)); rest; rest &= rest - 1) {
+          const i = 31 - Math.clz32(rest & -rest);
           const gops = this.array[i];
           try {
             if (gops) gops.retfunc(trace, gops, regs, task);

@@ -7,6 +7,7 @@
 const PAGE_SHIFT = 12n;
 const PAGE_SIZE = 4096;
 const PAGE_MASK = BigInt(PAGE_SIZE - 1);
+const U64_MAX = (1n << 64n) - 1n;
 
 /** A page: its bytes, and a view for word accesses. */
 interface Page {
@@ -24,6 +25,17 @@ export class AddressSpace {
   private readonly pages = new Map<number, Page>();
   private lastKey = -1;
   private lastPage?: Page;
+  /**
+   * The last two word addresses used, with their page and offset: calls
+   * read and write the same stack slots over and over, and every fresh
+   * address costs BigInt arithmetic (an allocation per operation).
+   */
+  private wordAddr0 = -1n;
+  private wordPage0?: Page;
+  private wordOff0 = 0;
+  private wordAddr1 = -1n;
+  private wordPage1?: Page;
+  private wordOff1 = 0;
 
   private page(key: number, create: boolean): Page | undefined {
     if (key === this.lastKey) return this.lastPage;
@@ -50,7 +62,37 @@ export class AddressSpace {
     for (let p = first; p < end; p++) this.pages.delete(p);
     this.lastKey = -1;
     this.lastPage = undefined;
+    this.wordAddr0 = this.wordAddr1 = -1n;
+    this.wordPage0 = this.wordPage1 = undefined;
   }
+
+  /** The page and offset of a word that lies within one page (undefined: it crosses a page, or is unmapped and not to be made). */
+  private word(addr: bigint, create: boolean): Page | undefined {
+    if (addr === this.wordAddr0) {
+      this.wordOff = this.wordOff0;
+      return this.wordPage0;
+    }
+    if (addr === this.wordAddr1) {
+      this.wordOff = this.wordOff1;
+      return this.wordPage1;
+    }
+    const off = Number(addr & PAGE_MASK);
+    if (off > PAGE_SIZE - 8) return undefined;
+    const p = this.page(Number(addr >> PAGE_SHIFT), create);
+    if (!p) return undefined;
+    // Round robin: the newer of the two stays.
+    this.wordAddr1 = this.wordAddr0;
+    this.wordPage1 = this.wordPage0;
+    this.wordOff1 = this.wordOff0;
+    this.wordAddr0 = addr;
+    this.wordPage0 = p;
+    this.wordOff0 = off;
+    this.wordOff = off;
+    return p;
+  }
+
+  /** The offset word() found. */
+  private wordOff = 0;
 
   isMapped(addr: bigint): boolean {
     return this.pages.has(Number(addr >> PAGE_SHIFT));
@@ -99,18 +141,16 @@ export class AddressSpace {
   }
 
   readU64(addr: bigint): bigint | undefined {
-    const off = Number(addr & PAGE_MASK);
-    if (off <= PAGE_SIZE - 8) {
-      const p = this.page(Number(addr >> PAGE_SHIFT), false);
-      return p ? p.dv.getBigUint64(off, true) : undefined;
-    }
+    const p = this.word(addr, false);
+    if (p) return p.dv.getBigUint64(this.wordOff, true);
+    if (Number(addr & PAGE_MASK) <= PAGE_SIZE - 8) return undefined;
     return this.read(addr, 8)?.readBigUInt64LE(0);
   }
 
   writeU64(addr: bigint, v: bigint): void {
-    const off = Number(addr & PAGE_MASK);
-    if (off <= PAGE_SIZE - 8) {
-      this.page(Number(addr >> PAGE_SHIFT), true)!.dv.setBigUint64(off, BigInt.asUintN(64, v), true);
+    const p = this.word(addr, true);
+    if (p) {
+      p.dv.setBigUint64(this.wordOff, v >= 0n && v <= U64_MAX ? v : BigInt.asUintN(64, v), true);
       return;
     }
     const b = Buffer.allocUnsafe(8);
