@@ -4,7 +4,7 @@
  * none again while it stays idle.
  */
 import { readFileSync } from 'node:fs';
-import { setFlagsFromString } from 'node:v8';
+import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
 import { collectWhenIdle } from '../../src/daemon/idle_collect.js';
@@ -54,6 +54,35 @@ describe('collection when idle', () => {
       stop();
     }
     expect(order).toEqual(['gc', 'trim']);
+  });
+
+  it('its collection compacts: the old space shrinks to what lives, not just its objects', async () => {
+    // Fragment the old space: millions of small objects, one in twenty kept.
+    let all: { a: number; b: string }[] = [];
+    for (let i = 0; i < 2e6; i++) all.push({ a: i, b: `x${i}` });
+    const kept = all.filter((_, i) => i % 20 === 0);
+    all = [];
+    let collections = 0;
+    let served = 0;
+    const gcOnce = (): void => void (runInNewContext('gc') as () => void)();
+    /** Bytes of the old space that hold nothing. */
+    const slack = (): number => {
+      const old = getHeapSpaceStatistics().find((x) => x.space_name === 'old_space')!;
+      return old.space_size - old.space_used_size;
+    };
+    gcOnce();
+    const plain = slack();
+    const stop = collectWhenIdle(() => (served < 2 ? ++served : served), { trim: () => collections++, idleMs: 30, checkMs: 5 });
+    try {
+      for (let i = 0; i < 100 && !collections; i++) await sleep(10);
+    } finally {
+      stop();
+    }
+    expect(collections).toBe(1);
+    expect(kept.length).toBe(1e5);
+    // A plain collection left the emptied pages in the heap; the idle one gave nearly all of them back.
+    expect(plain).toBeGreaterThan(50e6);
+    expect(slack()).toBeLessThan(plain / 10);
   });
 
   it('a trim gives back the pages of freed buffers that malloc kept between live ones', async () => {
