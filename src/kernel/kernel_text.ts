@@ -1,7 +1,8 @@
 /**
  * What the real kernel's text tells a kprobe (text.bin.br, built by
  * tools/kernel-data/text.mjs from the bzImage of the model's build): where
- * each instruction of [_stext, _etext) starts, which functions start with
+ * each instruction of [_stext, _etext) starts in the text as it runs
+ * (paravirt calls patched as at boot), which functions start with
  * endbr64, and the code check_kprobe_address_safe() refuses to patch
  * (jump label sites, static call sites, BUG() sites). Offsets are from
  * _stext.

@@ -3,9 +3,10 @@
  * `echo "p:kp FUNC+OFF" > kprobe_events` and `echo "r:kr FUNC+4" >
  * kprobe_events` (tools/probe-defs/offset-scan.sh, extracted by offsets.mjs
  * into test/fixtures/kprobe-offsets-SERIES.txt): instruction boundaries
- * (EILSEQ), code the kernel will not patch — jump label, static call and
- * BUG() sites, notrace functions (EINVAL) — and return probes at the entry
- * after endbr64.
+ * (EILSEQ) of the text as it runs (paravirt calls patched at boot), code
+ * the kernel will not patch — jump label, static call and BUG() sites,
+ * notrace functions (EINVAL) — and return probes at the entry after
+ * endbr64. Every answer agrees.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -17,20 +18,6 @@ const RESULT: Record<string, string> = {
   'Probe point is not an instruction boundary': 'EILSEQ',
   'Failed to register probe event': 'EINVAL',
   'Retprobe address must be an function entry': 'BAD_RETPROBE',
-};
-
-/**
- * Where the kernel's text at run time is not its image's: paravirt calls
- * (`call *pv_ops(%rip)`, 6 bytes) patched at boot into shorter code.
- */
-const KNOWN: Record<string, string> = {
-  '7.2 p:kp _raw_spin_lock+41': 'paravirt call patched into call + nop',
-  '7.2 p:kp do_exit+63': 'paravirt save_fl patched into pushf; pop',
-  '7.2 p:kp do_exit+64': 'paravirt save_fl patched into pushf; pop',
-  '6.12 p:kp _raw_spin_lock+41': 'paravirt call patched into call + nop',
-  '6.12 p:kp _raw_spin_lock+74': 'paravirt call patched into call + nop',
-  '6.12 p:kp do_exit+51': 'paravirt save_fl patched into pushf; pop',
-  '6.12 p:kp do_exit+52': 'paravirt save_fl patched into pushf; pop',
 };
 
 describe.each(['7.2', '6.12'] as Series[])('kprobe offsets on %s', (series) => {
@@ -45,7 +32,7 @@ describe.each(['7.2', '6.12'] as Series[])('kprobe offsets on %s', (series) => {
       const def = where === 'r+4' ? `r:kr ${fn}+4` : `p:kp ${fn}+${where.slice(2)}`;
       const r = new DynEventRegistry(env).write('kprobe_events', def);
       const got = r.errno === 0 ? 'ok' : (RESULT[r.log[r.log.length - 1]?.message ?? ''] ?? `${r.errno} ${r.log.map((e) => e.message).join('; ')}`);
-      if (got !== expected && !KNOWN[`${series} ${def}`]) wrong.push(`${def}: real ${expected}, here ${got}`);
+      if (got !== expected) wrong.push(`${def}: real ${expected}, here ${got}`);
     }
     expect(wrong).toEqual([]);
   });

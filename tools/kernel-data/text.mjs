@@ -9,7 +9,8 @@
 // addresses of _stext, _etext and the site tables, from the census). Holds,
 // as offsets from _stext:
 //   - every instruction of [_stext, _etext), by objdump's decoding (what
-//     can_probe() finds decoding from the start of a function);
+//     can_probe() finds decoding from the start of a function) of the text
+//     as it runs: paravirt calls patched as at boot;
 //   - the functions starting with endbr64 (where an entry probe goes to +4);
 //   - the code the kernel will not put a kprobe on (check_kprobe_address_safe):
 //     jump label sites (__jump_table), static call sites (static_call_sites),
@@ -79,6 +80,45 @@ const fileOff = (a) => {
   return s.off + Number(a - s.addr);
 };
 const textOff = fileOff(0xffffffff81000000n);
+
+// --- paravirt calls, as the kernel patches them at boot (apply_alternatives)
+// struct alt_instr (14 bytes, packed): s32 instr_offset, s32 repl_offset,
+// u32 ft_flags (cpuid in the low 16 bits, ALT_FLAG_* in the high 16),
+// u8 instrlen, u8 replacementlen. A paravirt call `call *pv_ops+N(%rip)`
+// has two entries: ALT_CALL_ALWAYS (a direct call to the op's native
+// function, then nops) and, for ops with native code, ALT_NOT_XEN (that
+// code, then nops). Off Xen both apply, the later last. Other alternatives
+// depend on the CPU and are left as built.
+const X86_FEATURE_ALWAYS = 3 * 32 + 21;
+const X86_FEATURE_XENPV = 8 * 32 + 16;
+const ALT_FLAG_NOT = 1;
+const ALT_FLAG_DIRECT_CALL = 2;
+/** The single NOP of each length the kernel pads with (x86_nops). */
+const NOPS = [[], [0x90], [0x66, 0x90], [0x0f, 0x1f, 0x00], [0x0f, 0x1f, 0x40, 0x00], [0x0f, 0x1f, 0x44, 0x00, 0x00], [0x66, 0x0f, 0x1f, 0x44, 0x00, 0x00], [0x0f, 0x1f, 0x80, 0x00, 0x00, 0x00, 0x00], [0x0f, 0x1f, 0x84, 0x00, 0x00, 0x00, 0x00, 0x00]];
+let pvPatched = 0;
+{
+  const a = sym('__alt_instructions') - delta;
+  const end = sym('__alt_instructions_end') - delta;
+  for (let ea = a; ea < end; ea += 14n) {
+    const o = fileOff(ea);
+    const site = ea + BigInt(elf.readInt32LE(o));
+    const repl = ea + 4n + BigInt(elf.readInt32LE(o + 4));
+    const ft = elf.readUInt32LE(o + 8);
+    const cpuid = ft & 0xffff;
+    const flags = ft >>> 16;
+    const len = elf[o + 12];
+    const replLen = elf[o + 13];
+    if (site < 0xffffffff81000000n || site >= etext - delta || replLen > len) continue;
+    let code;
+    if (cpuid === X86_FEATURE_ALWAYS && flags & ALT_FLAG_DIRECT_CALL) code = [0xe8, 0, 0, 0, 0];
+    else if (cpuid === X86_FEATURE_XENPV && flags & ALT_FLAG_NOT) code = [...elf.subarray(fileOff(repl), fileOff(repl) + replLen)];
+    else continue;
+    const pad = len - code.length;
+    if (pad < 0 || pad >= NOPS.length) continue;
+    elf.set([...code, ...NOPS[pad]], fileOff(site));
+    pvPatched++;
+  }
+}
 
 // --- instructions, by objdump
 const tmp = join(outDir, '.vmlinux.tmp');
@@ -188,5 +228,5 @@ const br = brotliCompressSync(raw, { params: { [zc.BROTLI_PARAM_QUALITY]: 11, [z
 writeFileSync(join(outDir, 'text.bin.br'), br);
 console.log(
   `${series}: ${lens.length} instructions in ${textSize} bytes, ${endbr.length} functions with endbr64 (${misaligned} symbols off an instruction start), ` +
-    `${jump.sites.length} jump label sites, ${statics.sites.length} static call sites, ${bugs.sites.length} bug sites; ${br.length} bytes`,
+    `${jump.sites.length} jump label sites, ${statics.sites.length} static call sites, ${bugs.sites.length} bug sites, ${pvPatched} paravirt patches; ${br.length} bytes`,
 );
