@@ -28,6 +28,8 @@ interface Mirrored {
    * so calls traced after it follow it however late the other report is.
    */
   execs?: { reported: number; traced: number };
+  /** Mirrored (its fork run) from a call it made before the proc connector's line for its fork was read. */
+  bornUnseen?: boolean;
 }
 
 /** task->prio from /proc/PID/stat's priority field (prio - 100). */
@@ -217,6 +219,7 @@ export class ProcessMirror {
     if (info.startTime < this.src.bootTicks) return this.adopt(info, false);
     const parent = this.ensure(info.ppid, 0);
     const child = this.adopt({ ...info, comm: parent?.comm ?? info.comm }, true, parent);
+    this.mirrored.get(child)!.bornUnseen = true;
     if (parent) this.k.procs.fork(parent, child, this.forkCall(info.ppid));
     if (child.comm !== info.comm) {
       this.mirrored.get(child)!.execInferred = true;
@@ -259,6 +262,22 @@ export class ProcessMirror {
     // under a tracer on every function each would cost thousands of calls, and the machine spawns them faster.
     if (!watched && this.using !== pid) this.k.procs.quiet(t);
     return t;
+  }
+
+  /**
+   * Whether a live task known by the pid a fork just gave out is another
+   * process than the one forked: one whose exit went unreported (the proc
+   * connector drops events when its socket overflows) and whose pid was
+   * reused since. Otherwise it is the new process itself, mirrored from a
+   * call it made before this fork line was read.
+   */
+  private staleAtFork(known: Task, pid: number): boolean {
+    const m = this.mirrored.get(known);
+    if (!m) return false;
+    const info = this.src.stat(pid);
+    const same = info ? info.startTime === m.startTime : m.bornUnseen === true;
+    if (same) m.bornUnseen = false;
+    return !same;
   }
 
   /** A mirrored process found gone: it exited, and its parent reaped it. */
@@ -304,7 +323,7 @@ export class ProcessMirror {
 
   onFork(ppid: number, pid: number, tgid: number, cpu?: number): void {
     const known = this.k.tasks.process(pid);
-    if (known && !known.exited) return;
+    if (known && !known.exited && !this.staleAtFork(known, pid)) return;
     if (known) this.exited(known);
     const parent = this.ensure(ppid, 0) ?? this.k.tasks.get(1);
     // The host's kernel threads (kthreadd's children) are its own: the emulated kernel has its kthreads.

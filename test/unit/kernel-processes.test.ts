@@ -60,6 +60,28 @@ describe('process mirror', () => {
     expect(evs.filter((e) => e.name === 'sched_process_fork')).toEqual([]);
   });
 
+  it('a fork of a pid still held by a process whose exit went unreported ends that one and forks anew (pid reuse)', () => {
+    const { k, proc, host } = kernelEmu();
+    proc.set({ pid: 970, comm: 'sh', ppid: 1, startTime: 5 });
+    // A watched shell (as under exec): its children's lives run their kernel paths.
+    host.mirror.watch(host.mirror.taskOf(970));
+    proc.set({ pid: 971, comm: 'echo', ppid: 970, startTime: 6 });
+    host.mirror.onFork(970, 971, 971);
+    const old = k.tasks.process(971)!;
+    // 971 exits, its exit is lost, and the pid comes back for a subshell of the same shell.
+    proc.set({ pid: 971, comm: 'sh', ppid: 970, startTime: 90 });
+    const evs = recordEvents(k, SCHED_EVENTS);
+    const calls = recordCalls(k, (n) => n === 'kernel_clone');
+    host.mirror.onFork(970, 971, 971);
+    expect(old.exited).toBe(true);
+    expect(k.tasks.process(971)).not.toBe(old);
+    expect(evs.filter((e) => e.name === 'sched_process_fork').map((e) => e.args.child_pid)).toEqual([971]);
+    expect(calls.map((c) => `${c.name}/${c.pid}`)).toEqual(['kernel_clone/970']);
+    // Its fork line read again changes nothing: the task is that process.
+    host.mirror.onFork(970, 971, 971);
+    expect(evs.filter((e) => e.name === 'sched_process_fork')).toHaveLength(1);
+  });
+
   it('a watched process that ran outside the mount while its task slept is woken and switched in (its schedstat count moved)', () => {
     const { k, proc, host } = kernelEmu();
     proc.set({ pid: 950, comm: 'sh', ppid: 1, startTime: 5 });
