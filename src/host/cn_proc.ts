@@ -35,5 +35,9 @@ export function procEventLine(mirror: ProcessMirror, line: string): void {
     case 'X':
       mirror.onExit(Number(sp[2]), Number(sp[4]));
       break;
+    case 'L':
+      // The socket overflowed and events were lost: exits among them are found by looking.
+      mirror.checkExits();
+      break;
   }
 }

@@ -82,6 +82,22 @@ describe('process mirror', () => {
     expect(evs.filter((e) => e.name === 'sched_process_fork')).toHaveLength(1);
   });
 
+  it('when the proc connector lost events (its helper says L), mirrored processes gone meanwhile exit at once', () => {
+    const { k, proc, host } = kernelEmu();
+    proc.set({ pid: 980, comm: 'sh', ppid: 1, startTime: 5 });
+    proc.set({ pid: 981, comm: 'echo', ppid: 980, startTime: 6 });
+    procEventLine(host.mirror, 'F 1 980 980 981 981');
+    const echo = k.tasks.process(981)!;
+    const evs = recordEvents(k, ['sched_process_exit']);
+    // Its exit was among the events dropped.
+    proc.procs.delete(981);
+    expect(echo.exited).toBe(false);
+    procEventLine(host.mirror, 'L');
+    expect(echo.exited).toBe(true);
+    expect(evs.map((e) => e.args.pid)).toEqual([981]);
+    expect(k.tasks.process(980)!.exited).toBe(false);
+  });
+
   it('a watched process that ran outside the mount while its task slept is woken and switched in (its schedstat count moved)', () => {
     const { k, proc, host } = kernelEmu();
     proc.set({ pid: 950, comm: 'sh', ppid: 1, startTime: 5 });
