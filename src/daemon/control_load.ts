@@ -10,15 +10,22 @@ import { getHeapSpaceStatistics } from 'node:v8';
 import { nativeAddon } from '../host/native_addon.js';
 import { registerControlCommand } from './control.js';
 
+/** RSS, V8's heap (in all and by space) and the C heap: where the daemon's memory is. */
+function memoryReport() {
+  const mem = process.memoryUsage();
+  const spaces = Object.fromEntries(getHeapSpaceStatistics().map((x) => [x.space_name, { size: x.space_size, used: x.space_used_size }]));
+  const { rss, heapUsed, heapTotal, external, arrayBuffers } = mem;
+  return { rss, heapUsed, heapTotal, external, arrayBuffers, cHeap: nativeAddon().heapStats(), spaces };
+}
+
 registerControlCommand('load', "the daemon's CPU time, memory, FUSE requests by kind, and the emulated kernel's work so far", (_args, ctx) => {
   const cpu = process.cpuUsage();
-  const mem = process.memoryUsage();
   const { kernel } = ctx.emulator;
   return {
     uptimeMs: process.uptime() * 1000,
     cpu: { userMs: cpu.user / 1000, systemMs: cpu.system / 1000 },
     eventLoop: performance.eventLoopUtilization(),
-    memory: { rss: mem.rss, heapUsed: mem.heapUsed, heapTotal: mem.heapTotal, external: mem.external, arrayBuffers: mem.arrayBuffers, cHeap: nativeAddon().heapStats(), spaces: Object.fromEntries(getHeapSpaceStatistics().map((x) => [x.space_name, { size: x.space_size, used: x.space_used_size }])) },
+    memory: memoryReport(),
     requests: ctx.mount.requests.report(),
     cachedAnswers: ctx.mount.cachedAnswers(),
     knownNodes: ctx.mount.knownNodes,

@@ -36,6 +36,8 @@ export class AddressSpace {
   private wordAddr1 = -1n;
   private wordPage1?: Page;
   private wordOff1 = 0;
+  /** The offset of the word word() found last. */
+  private wordOff = 0;
 
   private page(key: number, create: boolean): Page | undefined {
     if (key === this.lastKey) return this.lastPage;
@@ -90,9 +92,6 @@ export class AddressSpace {
     this.wordOff = off;
     return p;
   }
-
-  /** The offset word() found. */
-  private wordOff = 0;
 
   isMapped(addr: bigint): boolean {
     return this.pages.has(Number(addr >> PAGE_SHIFT));

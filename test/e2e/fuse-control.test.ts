@@ -16,7 +16,7 @@ import { testEmulator } from '../helpers/emulator.js';
 
 function ctx(): ControlContext & { stopped: number } {
   const emulator = testEmulator({ series: '6.12' });
-  const mount: MountedTracefs = { mountpoint: '/x', fs: emulator.fs, openFiles: 3, unmount: async () => {}, ended: new Promise(() => {}), settled: async () => {}, requests: new RequestStats(), cachedAnswers: () => ({}), hold: () => () => {} };
+  const mount: MountedTracefs = { mountpoint: '/x', fs: emulator.fs, openFiles: 3, knownNodes: 1, unmount: async () => {}, ended: new Promise(() => {}), settled: async () => {}, requests: new RequestStats(), cachedAnswers: () => ({}), hold: () => () => {} };
   const c = {
     emulator,
     mount,

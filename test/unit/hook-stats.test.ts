@@ -18,6 +18,7 @@ function ctx(series: Series): ControlContext {
     mountpoint: '/x',
     fs: emulator.fs,
     openFiles: 0,
+    knownNodes: 1,
     unmount: async () => {},
     ended: new Promise(() => {}),
     settled: async () => {},
