@@ -1,7 +1,7 @@
 {
   "targets": [{
     "target_name": "tracefs_fuse",
-    "sources": ["tracefs_fuse.c"],
+    "sources": ["tracefs_fuse.c", "passthrough.c"],
     "include_dirs": ["/usr/include/fuse"],
     "libraries": ["-l:libfuse.so.2", "-lpthread"],
     "defines": ["_FILE_OFFSET_BITS=64"],

@@ -16,6 +16,7 @@
 #define FUSE_USE_VERSION 26
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -26,11 +27,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <fuse_lowlevel.h>
 #include <node_api.h>
 #include <uv.h>
+
+#include "passthrough.h"
 
 /* What JS is told a request is (fuse_session.ts has the same list). */
 enum op {
@@ -65,6 +69,8 @@ enum arg {
 enum attr { R_INO, R_MODE, R_NLINK, R_UID, R_GID, R_SIZE, R_ATIME, R_MTIME, R_CTIME, R_NODEID, R_ENTRY_TIMEOUT, R_ATTR_TIMEOUT, R_NATTR };
 
 #define MAX_FORGETS 256
+/* struct fuse_in_header: len, opcode, unique, nodeid, uid, gid, pid, padding. */
+#define IN_HEADER_SIZE 40
 
 /*
  * Cached files: what JS said a file shows while it stays unchanged, with
@@ -93,7 +99,8 @@ typedef struct cached {
 #define NATIVE_FH (1ull << 50)
 
 /* Requests answered here, by kind (nativeCounts()). */
-enum native_count { N_OPEN, N_READ, N_RELEASE, N_GETATTR, N_COUNTS };
+/* N_PASSTHROUGH: opens among N_OPEN whose reads the kernel did itself from a backing file (passthrough.c). */
+enum native_count { N_OPEN, N_READ, N_RELEASE, N_GETATTR, N_PASSTHROUGH, N_COUNTS };
 
 typedef struct notice {
   struct notice *next;
@@ -119,7 +126,10 @@ typedef struct session {
   napi_async_context async;
 
   struct fuse_chan *ch;
+  /* The channel FUSE_INIT is answered through: it asks for passthrough in libfuse's reply. */
+  struct fuse_chan *init_ch;
   struct fuse_session *se;
+  passthrough_t *pt;
   char *mountpoint;
   uv_poll_t poll;
   int polling;
@@ -131,6 +141,8 @@ typedef struct session {
   fuse_req_t *reqs;
   uint32_t *next_free;
   uint8_t *interrupted;
+  /* The node of each pending open (its reply may have to name the node's backing file). */
+  fuse_ino_t *slot_ino;
   uint32_t cap;
   uint32_t free_head;
 
@@ -152,6 +164,8 @@ typedef struct session {
   cached_t *cache[CACHE_BUCKETS];
   snap_t **nfh;
   uint32_t *nfh_next;
+  /* Whether each native handle's open went through a backing file (pt_close() at its release). */
+  uint8_t *nfh_pt;
   uint32_t nfh_cap, nfh_free;
   double ncounts[N_COUNTS];
   /* Files open through native handles, by group (openCount()). */
@@ -175,6 +189,7 @@ static uint32_t slot_take(session_t *s, fuse_req_t req) {
     s->reqs = realloc(s->reqs, cap * sizeof *s->reqs);
     s->next_free = realloc(s->next_free, cap * sizeof *s->next_free);
     s->interrupted = realloc(s->interrupted, cap);
+    s->slot_ino = realloc(s->slot_ino, cap * sizeof *s->slot_ino);
     for (uint32_t i = s->cap; i < cap; i++) {
       s->reqs[i] = NULL;
       s->next_free[i] = i + 1 < cap ? i + 1 : UINT32_MAX;
@@ -255,8 +270,10 @@ static uint32_t nfh_take(session_t *s, snap_t *sn) {
     uint32_t cap = s->nfh_cap ? s->nfh_cap * 2 : 64;
     s->nfh = realloc(s->nfh, cap * sizeof *s->nfh);
     s->nfh_next = realloc(s->nfh_next, cap * sizeof *s->nfh_next);
+    s->nfh_pt = realloc(s->nfh_pt, cap);
     for (uint32_t i = s->nfh_cap; i < cap; i++) {
       s->nfh[i] = NULL;
+      s->nfh_pt[i] = 0;
       s->nfh_next[i] = i + 1;
     }
     s->nfh_free = s->nfh_cap;
@@ -276,9 +293,11 @@ static snap_t *nfh_get(session_t *s, uint64_t fh) {
   return i < s->nfh_cap ? s->nfh[i] : NULL;
 }
 
-static void nfh_give(session_t *s, uint64_t fh) {
+static void nfh_give(session_t *s, uint64_t fh, fuse_ino_t ino) {
   uint32_t i = (uint32_t)(fh & ~NATIVE_FH);
   if (i >= s->nfh_cap || !s->nfh[i]) return;
+  if (s->nfh_pt[i]) pt_close(s->pt, ino);
+  s->nfh_pt[i] = 0;
   group_count(s, s->nfh[i]->group, -1);
   snap_put(s->nfh[i]);
   s->nfh[i] = NULL;
@@ -462,15 +481,25 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   if (sn) {
     uint32_t i = nfh_take(s, sn);
     fi->fh = NATIVE_FH | i;
-    fi->direct_io = 1;
-    fi->keep_cache = 0;
-    fi->nonseekable = 0;
     s->ncounts[N_OPEN]++;
+    pt_open_out_t o = { .fh = fi->fh };
+    int res;
+    if (!(fi->flags & O_DIRECT) && pt_open_snapshot(s->pt, ino, sn->data, sn->len, &o)) {
+      s->nfh_pt[i] = 1;
+      if (!(o.open_flags & PT_FOPEN_DIRECT_IO)) s->ncounts[N_PASSTHROUGH]++;
+      struct iovec iov = { &o, sizeof o };
+      res = fuse_reply_iov(req, &iov, 1);
+    } else {
+      fi->direct_io = 1;
+      fi->keep_cache = 0;
+      fi->nonseekable = 0;
+      res = fuse_reply_open(req, fi);
+    }
     /* ENOENT: the caller gave up meanwhile, and the kernel will send no release for it. */
-    if (fuse_reply_open(req, fi) == -ENOENT) nfh_give(s, fi->fh);
+    if (res == -ENOENT) nfh_give(s, fi->fh, ino);
     return;
   }
-  begin_waitable(s, req);
+  s->slot_ino[begin_waitable(s, req)] = ino;
   s->args[A_INO] = ino;
   s->args[A_FLAGS] = fi->flags;
   dispatch(s, req, OP_OPEN, NULL, NULL, 0);
@@ -513,11 +542,12 @@ static void ll_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 static void ll_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   session_t *s = sess(req);
   if (fi->fh & NATIVE_FH) {
-    nfh_give(s, fi->fh);
+    nfh_give(s, fi->fh, ino);
     s->ncounts[N_RELEASE]++;
     fuse_reply_err(req, 0);
     return;
   }
+  pt_release_fh(s->pt, fi->fh);
   begin(s, req);
   s->args[A_INO] = ino;
   s->args[A_FH] = fi->fh;
@@ -665,9 +695,44 @@ static void on_readable(uv_poll_t *h, int status, int events) {
       end_session(s);
       return;
     }
+    /* FUSE_INIT (26) that offers passthrough: libfuse answers it through a channel that asks for it. */
+    uint32_t opcode;
+    memcpy(&opcode, s->buf + 4, 4);
+    if (opcode == 26 && s->init_ch && (size_t)res > IN_HEADER_SIZE && pt_offered(s->buf + IN_HEADER_SIZE, (size_t)res - IN_HEADER_SIZE)) ch = s->init_ch;
     fuse_session_process(s->se, s->buf, res, ch);
   }
 }
+
+/*
+ * libfuse 2 knows no INIT flags past 32 bits: its answer to an INIT that
+ * offers passthrough is sent through this channel's send, which asks for it
+ * (and for nothing else).
+ */
+static int init_send(struct fuse_chan *ch, const struct iovec iov[], size_t count) {
+  session_t *s = fuse_chan_data(ch);
+  /* fuse_out_header (len, error, unique), then fuse_init_out, which libfuse sends in its 24-byte form. */
+  struct { uint32_t len; int32_t error; uint64_t unique; } head;
+  char out[64];
+  if (count == 2 && iov[0].iov_len == sizeof head && iov[1].iov_len <= sizeof out) {
+    memcpy(&head, iov[0].iov_base, sizeof head);
+    memset(out, 0, sizeof out);
+    memcpy(out, iov[1].iov_base, iov[1].iov_len);
+    pt_ask(s->pt, out, sizeof out);
+    head.len = sizeof head + sizeof out;
+    struct iovec v[2] = { { &head, sizeof head }, { out, sizeof out } };
+    ssize_t n = writev(fuse_chan_fd(ch), v, 2);
+    return n < 0 ? -errno : 0;
+  }
+  ssize_t n = writev(fuse_chan_fd(ch), iov, (int)count);
+  return n < 0 ? -errno : 0;
+}
+
+static int init_receive(struct fuse_chan **chp, char *buf, size_t size) {
+  (void)chp; (void)buf; (void)size;
+  return -EIO;
+}
+
+static struct fuse_chan_ops init_ops = { .receive = init_receive, .send = init_send };
 
 /* ---------------------------------------------------------------- notices */
 
@@ -791,15 +856,24 @@ static napi_value js_reply_attr(napi_env env, napi_callback_info info) {
 /* replyOpen(slot, fh, directIo, keepCache, nonseekable) */
 static napi_value js_reply_open(napi_env env, napi_callback_info info) {
   REPLY_ARGS(5);
+  uint32_t slot = (uint32_t)f64(env, argv[0]);
   struct fuse_file_info fi;
   memset(&fi, 0, sizeof fi);
   fi.fh = (uint64_t)f64(env, argv[1]);
   fi.direct_io = i32(env, argv[2]) != 0;
   fi.keep_cache = i32(env, argv[3]) != 0;
   fi.nonseekable = i32(env, argv[4]) != 0;
+  int res;
+  pt_open_out_t o = { .fh = fi.fh };
+  /* A node with a passthrough open (a cached file): every open of it names the same backing file. */
+  if (!fi.keep_cache && !fi.nonseekable && slot < s->cap && pt_open_other(s->pt, s->slot_ino[slot], fi.fh, &o)) {
+    struct iovec iov = { &o, sizeof o };
+    res = fuse_reply_iov(req, &iov, 1);
+    if (res == -ENOENT) pt_release_fh(s->pt, fi.fh);
+  } else res = fuse_reply_open(req, &fi);
   /* ENOENT: the caller gave up meanwhile, and the kernel will send no release for it. */
   napi_value r;
-  napi_get_boolean(env, fuse_reply_open(req, &fi) != -ENOENT, &r);
+  napi_get_boolean(env, res != -ENOENT, &r);
   return r;
 }
 
@@ -1092,6 +1166,8 @@ static napi_value js_session(napi_env env, napi_callback_info info) {
   s->bufsize = fuse_chan_bufsize(s->ch);
   s->buf = malloc(s->bufsize);
   int fd = fuse_chan_fd(s->ch);
+  s->pt = pt_new(fd);
+  s->init_ch = fuse_chan_new(&init_ops, fd, s->bufsize, s);
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 
   uv_loop_t *loop;

@@ -299,7 +299,7 @@ static int mount_table_file(pid_t pid, int info)
  */
 static int answer_mount_table(const struct seccomp_notif *req)
 {
-	static char path[4096], base[4096], abs[4096];
+	static char path[4096], abs[4096];
 	pid_t pid = (pid_t)req->pid;
 	const __u64 *arg = req->data.args;
 	long flags;
@@ -318,8 +318,7 @@ static int answer_mount_table(const struct seccomp_notif *req)
 	/* A path that ends in a mount table names one ("mounts", "mountinfo"): no other needs its cwd read. */
 	if (!strstr(path, "mount"))
 		return 0;
-	base_dir(pid, at ? (int64_t)(int)arg[0] : AT_FDCWD, base, sizeof(base));
-	absolute(base, path, abs, sizeof(abs));
+	resolve(pid, at ? (int64_t)(int)arg[0] : AT_FDCWD, path, abs, sizeof(abs));
 	pid_t of = mount_table_of(abs, pid, &info);
 	if (!of || !same_mount_ns(of))
 		return 0;

@@ -134,6 +134,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS SECCOMP_IOW(4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
 #define NR_OPEN 2
 #define NR_CREAT 85
 #define NR_CHDIR 80
@@ -344,6 +351,15 @@ static void absolute(const char *base, const char *path, char *out, size_t n)
 		snprintf(out, n, "/");
 }
 
+/* The absolute path of `path` as the caller resolves it from `dirfd` (its cwd or directory read only when the path is relative). */
+static void resolve(pid_t pid, int64_t dirfd, const char *path, char *out, size_t n)
+{
+	char base[4096] = "";
+	if (path[0] != '/')
+		base_dir(pid, dirfd, base, sizeof(base));
+	absolute(base, path, out, n);
+}
+
 static int is_served(const char *abs)
 {
 	for (int i = 0; i < nserved; i++) {
@@ -499,6 +515,7 @@ struct tracee {
 	char comm[80];   /* escaped; empty until first needed */
 	int stepping;    /* last resumed with PTRACE_SYSCALL */
 	int interrupted; /* a PTRACE_INTERRUPT is on its way */
+	long opts;       /* its ptrace options (a child is born with its parent's) */
 };
 
 #define MAX_TRACEES 4096
@@ -614,7 +631,7 @@ static int emulate_mount(const struct seccomp_notif *req, int *err)
 {
 	pid_t pid = (pid_t)req->pid;
 	const __u64 *arg = req->data.args;
-	char type[32], target[4096], base[4096], abs[4096];
+	char type[32], target[4096], abs[4096];
 	if (!arg[2] || read_string(pid, arg[2], type, sizeof(type)) < 0)
 		return 1;
 	const char *src = emulated_path(type);
@@ -629,8 +646,7 @@ static int emulate_mount(const struct seccomp_notif *req, int *err)
 	/* The supervisor binds in its own mount namespace: only for a caller in the same one. */
 	if (!same_mount_ns(pid))
 		return 1;
-	base_dir(pid, AT_FDCWD, base, sizeof(base));
-	absolute(base, target, abs, sizeof(abs));
+	resolve(pid, AT_FDCWD, target, abs, sizeof(abs));
 	/* The same filesystem on the same mount point again: the kernel refuses. */
 	if (is_root_of(abs, src)) {
 		*err = -EBUSY;
@@ -659,12 +675,11 @@ static int emulate_mount(const struct seccomp_notif *req, int *err)
 static void umount_debugfs(const struct seccomp_notif *req)
 {
 	pid_t pid = (pid_t)req->pid;
-	char target[4096], base[4096], abs[4096], tracing[4200];
+	char target[4096], abs[4096], tracing[4200];
 	const char *debugfs = emulated_path("debugfs"), *tracefs = emulated_path("tracefs");
 	if (!debugfs || !tracefs || read_string(pid, req->data.args[0], target, sizeof(target)) < 0 || !same_mount_ns(pid))
 		return;
-	base_dir(pid, AT_FDCWD, base, sizeof(base));
-	absolute(base, target, abs, sizeof(abs));
+	resolve(pid, AT_FDCWD, target, abs, sizeof(abs));
 	snprintf(tracing, sizeof(tracing), "%s/tracing", abs);
 	if (is_root_of(abs, debugfs) && is_root_of(tracing, tracefs))
 		umount2(tracing, MNT_DETACH);
@@ -676,7 +691,7 @@ static void handle(const struct seccomp_notif *req)
 	const __u64 *arg = req->data.args;
 	uint64_t a[6];
 	memcpy(a, arg, sizeof(a));
-	static char s0[4096], s1[4096], base[4096], abs[4096];
+	static char s0[4096], s1[4096], abs[4096];
 	s0[0] = s1[0] = abs[0] = 0;
 	struct stat st;
 	int exists = 0;
@@ -702,8 +717,7 @@ static void handle(const struct seccomp_notif *req)
 		}
 		if (read_string(pid, arg[at ? 1 : 0], s0, sizeof(s0)) < 0)
 			return;
-		base_dir(pid, at ? (int64_t)arg[0] : AT_FDCWD, base, sizeof(base));
-		absolute(base, s0, abs, sizeof(abs));
+		resolve(pid, at ? (int64_t)arg[0] : AT_FDCWD, s0, abs, sizeof(abs));
 		if (is_served(abs))
 			return;
 		ret = predict_open(pid, abs, flags, &st, &exists);
@@ -712,8 +726,7 @@ static void handle(const struct seccomp_notif *req)
 	case NR_CHDIR:
 		if (read_string(pid, arg[0], s0, sizeof(s0)) < 0)
 			return;
-		base_dir(pid, AT_FDCWD, base, sizeof(base));
-		absolute(base, s0, abs, sizeof(abs));
+		resolve(pid, AT_FDCWD, s0, abs, sizeof(abs));
 		/* A chdir into a served directory: stat() would be a request on the mount, which the caller did not make. */
 		if (is_served(abs))
 			break;
@@ -739,8 +752,7 @@ static void handle(const struct seccomp_notif *req)
 		int at = req->data.nr == NR_SYMLINKAT;
 		if (read_string(pid, arg[0], s0, sizeof(s0)) < 0 || read_string(pid, arg[at ? 2 : 1], s1, sizeof(s1)) < 0)
 			return;
-		base_dir(pid, at ? (int64_t)(int)arg[1] : AT_FDCWD, base, sizeof(base));
-		absolute(base, s1, abs, sizeof(abs));
+		resolve(pid, at ? (int64_t)(int)arg[1] : AT_FDCWD, s1, abs, sizeof(abs));
 		if (is_served(abs))
 			return;
 		if (lstat(abs, &st) == 0) {
@@ -760,12 +772,17 @@ static void handle(const struct seccomp_notif *req)
 		int at = req->data.nr == NR_EXECVEAT;
 		if (read_string(pid, arg[at ? 1 : 0], s0, sizeof(s0)) < 0)
 			return;
-		base_dir(pid, at ? (int64_t)(int)arg[0] : AT_FDCWD, base, sizeof(base));
-		absolute(base, s0, abs, sizeof(abs));
+		resolve(pid, at ? (int64_t)(int)arg[0] : AT_FDCWD, s0, abs, sizeof(abs));
 		if (is_served(abs))
 			return;
 		exists = stat(abs, &st) == 0;
 		ret = !exists ? -errno : S_ISREG(st.st_mode) && (st.st_mode & 0111) ? 0 : -EACCES;
+		/*
+		 * One that fails names no exec, and while calls are not traced nothing
+		 * could see it run: a shell's PATH search makes several per command.
+		 */
+		if (ret && !observing)
+			return;
 		break;
 	}
 	default:
@@ -834,12 +851,27 @@ static void read_observe(unsigned *gen)
 
 static struct tracee *tracee_of(pid_t tid, int make);
 
+/*
+ * While calls are not traced, a process only needs following into its
+ * children: each stop is a round trip through this supervisor, and its exec
+ * and exit stops serve traced calls only (their order, the comm they name).
+ */
+#define OPTS_FOLLOW (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE)
+#define OPTS_TRACED (OPTS_FOLLOW | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT)
+
 static void resume(pid_t tid, int sig)
 {
 	struct tracee *t = tracee_of(tid, 1);
 	if (t) {
 		t->stepping = observing;
 		t->interrupted = 0;
+		long want = observing ? OPTS_TRACED : OPTS_FOLLOW;
+		if (t->opts != want && ptrace(PTRACE_SETOPTIONS, tid, 0, want) == 0) {
+			/* Execs went unseen: its comm is read again. */
+			if (observing)
+				t->comm[0] = 0;
+			t->opts = want;
+		}
 	}
 	ptrace(observing ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
 }
@@ -879,7 +911,7 @@ static void on_entry(pid_t tid, struct tracee *t, const struct __ptrace_syscall_
 	t->in_call = 1;
 	t->nr = (long)si->entry.nr;
 	memcpy(t->args, si->entry.args, sizeof(t->args));
-	static char path[4096], base[4096], abs[4096];
+	static char path[4096], abs[4096];
 	path[0] = abs[0] = 0;
 	switch (file_arg_of(t->nr)) {
 	case ARG_FD0:
@@ -894,15 +926,13 @@ static void on_entry(pid_t tid, struct tracee *t, const struct __ptrace_syscall_
 	}
 	case ARG_PATH0:
 		if (read_string(tid, t->args[0], path, sizeof(path)) == 0) {
-			base_dir(tid, AT_FDCWD, base, sizeof(base));
-			absolute(base, path, abs, sizeof(abs));
+			resolve(tid, AT_FDCWD, path, abs, sizeof(abs));
 			t->data_addr = t->args[0];
 		}
 		break;
 	case ARG_AT1:
 		if (read_string(tid, t->args[1], path, sizeof(path)) == 0) {
-			base_dir(tid, (int64_t)(int)t->args[0], base, sizeof(base));
-			absolute(base, path, abs, sizeof(abs));
+			resolve(tid, (int64_t)(int)t->args[0], path, abs, sizeof(abs));
 			t->data_addr = t->args[1];
 		}
 		break;
@@ -1075,8 +1105,9 @@ static void on_stop(pid_t tid, int status)
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE: {
 		unsigned long child = 0;
-		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 && child)
-			tracee_of((pid_t)child, 1);
+		struct tracee *c;
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 && child && (c = tracee_of((pid_t)child, 1)) && t && c != t)
+			c->opts = t->opts;
 		break;
 	}
 	case PTRACE_EVENT_EXEC: {
@@ -1115,6 +1146,13 @@ static void supervise(int listener, int inotify_fd)
 	if (listener >= 0) {
 		if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
 			_exit(1);
+		/*
+		 * Each notification is a round trip: the caller waits while this
+		 * supervisor runs. Woken on the same CPU, neither side waits for an
+		 * interrupt from the other CPU (costly under virtualization). Linux
+		 * 6.6+; an older kernel refuses it and nothing changes.
+		 */
+		ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS, SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP);
 		req = calloc(1, sz.seccomp_notif > sizeof(*req) ? sz.seccomp_notif : sizeof(*req));
 		resp = calloc(1, sz.seccomp_notif_resp > sizeof(*resp) ? sz.seccomp_notif_resp : sizeof(*resp));
 		if (!req || !resp)
@@ -1317,10 +1355,11 @@ int main(int argc, char **argv)
 			}
 			read_observe(&observe_gen);
 			to_stop = observing;
-			long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
+			long opts = observing ? OPTS_TRACED : OPTS_FOLLOW;
 			tracing = inotify_fd >= 0 && ptrace(PTRACE_SEIZE, cmd_pid, 0, opts) == 0;
-			if (tracing)
-				tracee_of(cmd_pid, 1);
+			struct tracee *t;
+			if (tracing && (t = tracee_of(cmd_pid, 1)))
+				t->opts = opts;
 		}
 		/* The command goes on once it is traced (or will not be). */
 		if (write(sp[1], "", 1) != 1)

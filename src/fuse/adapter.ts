@@ -5,7 +5,7 @@
  */
 import type { Caller } from '../kernel/caller.js';
 import { errno, fail, isKernelError } from '../kernel/errno.js';
-import { Dir, type Node } from '../tracefs/node.js';
+import { Dir, File, type Node } from '../tracefs/node.js';
 import type { Stat, Tracefs } from '../tracefs/tracefs.js';
 import { FdTable } from './fd_table.js';
 import { FileCache, type FileCacheSink } from './file_cache.js';
@@ -193,7 +193,12 @@ export class FuseAdapter implements FuseHandler {
     this.run('lookup', req, () => {
       const node = this.fs.lookup(this.childPath(parent, name), req.caller);
       return { node, st: this.fs.statNode(node) };
-    }, ({ node, st }) => this.replies.entry(req, this.ids.looked(node, parent), st, CACHE_TIMEOUT_S));
+    }, ({ node, st }) => {
+      const id = this.ids.looked(node, parent);
+      // Its first open may be answered natively already (a new instance's event files, read once each by ftracetest's reset).
+      if (node instanceof File) this.files.known(id, node, () => st);
+      this.replies.entry(req, id, st, CACHE_TIMEOUT_S);
+    });
   }
 
   forget(pairs: Float64Array, n: number): void {
@@ -289,7 +294,7 @@ export class FuseAdapter implements FuseHandler {
       this.afterReleases(() => this.fs.open(path, flags, req.caller)),
       (h) => {
         const fh = this.fds.add(h);
-        this.files.opened(id, h.node, () => this.fs.statNode(h.node));
+        this.files.known(id, h.node, () => this.fs.statNode(h.node));
         if (!this.replies.open(req, fh, { directIo: true, nonseekable: h.file.nonseekable === true })) {
           // The caller gave up meanwhile: nobody will close it.
           this.fds.remove(fh);

@@ -1,7 +1,7 @@
 /**
  * Files the native session answers by itself (native/fuse/tracefs_fuse.c).
  * A file whose node can say what it shows while it stays as it is
- * (FileOps.snapshot) is cached once JS has opened it; then, while nothing
+ * (FileOps.snapshot) is cached once the kernel looked it up; then, while nothing
  * in the emulated kernel can see a request on the mount run, its read-only
  * opens, reads, fstat and release never reach JS — ftracetest reads every
  * event's trigger and filter file before each test, thousands of files
@@ -56,8 +56,8 @@ export class FileCache {
     private readonly checkIntervalMs = CHECK_INTERVAL_MS,
   ) {}
 
-  /** JS opened `node` (id `id`): cache what it shows, if it can say. */
-  opened(id: number, node: File, stat: () => Stat): void {
+  /** The kernel looked `node` up, or JS opened it (id `id`): cache what it shows, if it can say. */
+  known(id: number, node: File, stat: () => Stat): void {
     if (!this.sink || this.cached.has(id)) return;
     const snap = node.fops.snapshot?.();
     if (!snap) return;

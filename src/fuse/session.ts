@@ -257,7 +257,7 @@ function mutates(op: number, flags: number): boolean {
 }
 
 /** The requests the native side answers from cached files, as nativeCounts() orders them. */
-const NATIVE_KINDS = ['open', 'read', 'release', 'getattr'] as const;
+const NATIVE_KINDS = ['open', 'read', 'release', 'getattr', 'passthrough'] as const;
 
 /** A mounted FUSE session serving `handler`. */
 export class FuseSession implements FuseReplies, FuseNotices, FileCacheSink {

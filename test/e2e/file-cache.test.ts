@@ -43,6 +43,30 @@ describe.skipIf(!!skip)(`native file cache through a mount${skip ? ` (skipped: $
     expect(again.stdout).toBe(`${first.stdout}640 0\n${first.stdout.length}\n`);
   });
 
+  it('lets the kernel read a cached file by itself where it offers passthrough: no read reaches the daemon, the bytes are the same', async () => {
+    const first = await sh(`cat ${M}/${ev}/trigger`);
+    const before = m.cachedAnswers();
+    const again = await sh(`for i in 1 2 3; do cat ${M}/${ev}/trigger; done`);
+    const after = m.cachedAnswers();
+    expect(again.stdout).toBe(first.stdout.repeat(3));
+    expect(after.open).toBe(before.open + 3);
+    // A kernel without FUSE passthrough (before 6.9, or built without it) gets the reads as requests instead.
+    if (after.passthrough > 0) {
+      expect(after.passthrough).toBe(before.passthrough + 3);
+      expect(after.read).toBe(before.read);
+    } else expect(after.read).toBeGreaterThan(before.read);
+  });
+
+  it('takes writes and shows each change while a file is held open through the kernel\'s own reads', async () => {
+    const r = await sh(
+      `cd ${M}/${ev} && cat trigger > /dev/null && exec 3< trigger && head -1 <&3 && ` +
+        `echo 'traceoff if prev_pid == 0' > trigger && cat trigger && echo 'prev_pid == 2' > filter && cat filter && ` +
+        `echo '!traceoff' > trigger && head -1 trigger && echo 0 > filter && cat filter && exec 3<&- && head -1 trigger`,
+    );
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe('# Available triggers:\ntraceoff:unlimited if prev_pid == 0\nprev_pid == 2\n# Available triggers:\nnone\n# Available triggers:\n');
+  });
+
   it('shows a trigger or a filter as soon as it is written, and the default again once removed', async () => {
     await sh(`cat ${M}/${ev}/filter ${M}/${ev}/trigger`);
     const r = await sh(

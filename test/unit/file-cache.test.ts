@@ -62,22 +62,22 @@ describe('native file cache', () => {
     const h = await emu.fs.open(trig, 0);
     const shown = (await h.read(4096, 0)).toString();
     h.release();
-    cache.opened(1, fileAt(emu, trig), stat);
-    cache.opened(2, fileAt(emu, 'events/sched/sched_switch/filter'), stat);
+    cache.known(1, fileAt(emu, trig), stat);
+    cache.known(2, fileAt(emu, 'events/sched/sched_switch/filter'), stat);
     expect(sink.files.get(1)).toBe(shown);
     expect(shown).toMatch(/^# Available triggers:\n# traceon traceoff/);
     expect(sink.files.get(2)).toBe('none\n');
     // Files that change by themselves or whose opens count are not cached.
-    cache.opened(3, fileAt(emu, 'events/sched/sched_switch/enable'), stat);
-    cache.opened(4, fileAt(emu, 'trace'), stat);
+    cache.known(3, fileAt(emu, 'events/sched/sched_switch/enable'), stat);
+    cache.known(4, fileAt(emu, 'trace'), stat);
     expect(sink.files.has(3) || sink.files.has(4)).toBe(false);
   });
 
   it('does not cache a probe event’s files', async () => {
     const { emu, cache, sink } = setup();
     await write(emu, 'kprobe_events', 'p:myprobe vfs_read\n', 0o2001);
-    cache.opened(2, fileAt(emu, 'events/kprobes/myprobe/trigger'), stat);
-    cache.opened(3, fileAt(emu, 'events/kprobes/myprobe/filter'), stat);
+    cache.known(2, fileAt(emu, 'events/kprobes/myprobe/trigger'), stat);
+    cache.known(3, fileAt(emu, 'events/kprobes/myprobe/filter'), stat);
     expect(sink.files.size).toBe(0);
   });
 
@@ -85,10 +85,10 @@ describe('native file cache', () => {
     const { emu, cache, sink } = setup();
     emu.fs.mkdir('instances/foo');
     emu.fs.mkdir('instances/bar');
-    cache.opened(1, fileAt(emu, 'instances/foo/events/sched/sched_switch/trigger'), stat);
-    cache.opened(2, fileAt(emu, 'instances/foo/events/sched/sched_switch/filter'), stat);
-    cache.opened(3, fileAt(emu, 'instances/bar/events/sched/sched_switch/filter'), stat);
-    cache.opened(4, fileAt(emu, 'events/sched/sched_switch/filter'), stat);
+    cache.known(1, fileAt(emu, 'instances/foo/events/sched/sched_switch/trigger'), stat);
+    cache.known(2, fileAt(emu, 'instances/foo/events/sched/sched_switch/filter'), stat);
+    cache.known(3, fileAt(emu, 'instances/bar/events/sched/sched_switch/filter'), stat);
+    cache.known(4, fileAt(emu, 'events/sched/sched_switch/filter'), stat);
     expect(sink.files.get(2)).toBe('none\n');
     const foo = sink.groups.get(1)!;
     expect(foo).toBeGreaterThan(0);
@@ -109,8 +109,8 @@ describe('native file cache', () => {
     const { emu, cache, sink } = setup();
     const trig = 'events/sched/sched_switch/trigger';
     const filt = 'events/sched/sched_switch/filter';
-    cache.opened(1, fileAt(emu, trig), stat);
-    cache.opened(2, fileAt(emu, filt), stat);
+    cache.known(1, fileAt(emu, trig), stat);
+    cache.known(2, fileAt(emu, filt), stat);
     cache.settle(true);
     expect(sink.unobserved).toBe(true);
     await write(emu, filt, 'prev_pid == 1\n');
@@ -119,7 +119,7 @@ describe('native file cache', () => {
     cache.changed();
     cache.settle(true);
     expect([...sink.files.keys()]).toEqual([1]);
-    cache.opened(2, fileAt(emu, filt), stat);
+    cache.known(2, fileAt(emu, filt), stat);
     expect(sink.files.has(2)).toBe(false);
     // A trigger holds the event in soft mode: the kernel observes, the native side answers nothing.
     await write(emu, trig, 'traceoff\n');
@@ -136,7 +136,7 @@ describe('native file cache', () => {
     expect(sink.unobserved).toBe(true);
     // Checked on the way back: the trigger file shows its default again, so its entry holds; the filter is cached again once opened.
     expect([...sink.files.keys()]).toEqual([1]);
-    cache.opened(2, fileAt(emu, filt), stat);
+    cache.known(2, fileAt(emu, filt), stat);
     expect([...sink.files.keys()].sort()).toEqual([1, 2]);
     cache.drop(1);
     expect([...sink.files.keys()]).toEqual([2]);
@@ -148,7 +148,7 @@ describe('native file cache', () => {
     const sink = new Sink();
     cache.sink = sink;
     const filt = 'events/sched/sched_switch/filter';
-    cache.opened(1, fileAt(emu, filt), stat);
+    cache.known(1, fileAt(emu, filt), stat);
     cache.changed();
     cache.settle(true); // the first check is at once
     expect(sink.unobserved).toBe(true);
@@ -167,8 +167,8 @@ describe('native file cache', () => {
     const cache = new FileCache(emu.kernel, 0);
     const sink = new Sink();
     cache.sink = sink;
-    cache.opened(1, fileAt(emu, 'events/sched/sched_switch/trigger'), stat);
-    cache.opened(2, fileAt(emu, 'events/sched/sched_switch/filter'), stat);
+    cache.known(1, fileAt(emu, 'events/sched/sched_switch/trigger'), stat);
+    cache.known(2, fileAt(emu, 'events/sched/sched_switch/filter'), stat);
     const answers = async (probe: string): Promise<boolean> => {
       await write(emu, 'kprobe_events', `p:p1 ${probe}\n`);
       await write(emu, 'events/kprobes/p1/enable', '1\n');
