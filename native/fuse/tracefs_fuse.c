@@ -12,6 +12,10 @@
  * Only the notices that invalidate or delete a directory entry are sent from a
  * thread of their own: the kernel takes the directory's lock for them,
  * which a request we have not answered yet may hold.
+ *
+ * Cached files (below) are answered here without JS; where the kernel offers
+ * FUSE passthrough, their opens name a backing file the kernel then reads by
+ * itself (passthrough.c).
  */
 #define FUSE_USE_VERSION 26
 #define _GNU_SOURCE
