@@ -205,6 +205,7 @@ static uint32_t slot_take(session_t *s, fuse_req_t req) {
   s->free_head = s->next_free[i];
   s->reqs[i] = req;
   s->interrupted[i] = 0;
+  s->slot_ino[i] = 0;
   return i;
 }
 
@@ -857,10 +858,22 @@ static napi_value js_reply_attr(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* replyOpen(slot, fh, directIo, keepCache, nonseekable) */
+/* FOPEN_CACHE_DIR: the kernel keeps what readdir returned (with FOPEN_KEEP_CACHE, from one opendir to the next). */
+#define FOPEN_KEEP_CACHE_BIT (1u << 1)
+#define FOPEN_CACHE_DIR_BIT (1u << 3)
+
+/* replyOpen(slot, fh, directIo, keepCache, nonseekable[, cacheDir]) */
 static napi_value js_reply_open(napi_env env, napi_callback_info info) {
-  REPLY_ARGS(5);
+  REPLY_ARGS(6);
   uint32_t slot = (uint32_t)f64(env, argv[0]);
+  if (argc > 5 && i32(env, argv[5])) {
+    /* A directory whose listing the kernel may cache until told otherwise (libfuse 2 has no flag for it). */
+    pt_open_out_t o = { .fh = (uint64_t)f64(env, argv[1]), .open_flags = FOPEN_KEEP_CACHE_BIT | FOPEN_CACHE_DIR_BIT };
+    struct iovec iov = { &o, sizeof o };
+    napi_value r;
+    napi_get_boolean(env, fuse_reply_iov(req, &iov, 1) != -ENOENT, &r);
+    return r;
+  }
   struct fuse_file_info fi;
   memset(&fi, 0, sizeof fi);
   fi.fh = (uint64_t)f64(env, argv[1]);
@@ -1082,14 +1095,15 @@ static napi_value js_notify_delete(napi_env env, napi_callback_info info) {
   return queue_notice(env, s, argv[0], argv[1], argv[2]);
 }
 
-/* invalInode(nodeid): sent at once (the kernel takes no lock for it); 0 or -errno. */
+/* invalInode(nodeid[, pages]): sent at once (the kernel takes no lock for it); with pages, what it cached of the contents (a directory's listing) goes too; 0 or -errno. */
 static napi_value js_inval_inode(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
+  size_t argc = 2;
+  napi_value argv[2];
   session_t *s = unwrap(env, info, &argc, argv);
   napi_value r;
   int res = -ENOTCONN;
-  if (s && !s->ended) res = fuse_lowlevel_notify_inval_inode(s->ch, (fuse_ino_t)f64(env, argv[0]), -1, 0);
+  int pages = argc > 1 && i32(env, argv[1]);
+  if (s && !s->ended) res = fuse_lowlevel_notify_inval_inode(s->ch, (fuse_ino_t)f64(env, argv[0]), pages ? 0 : -1, 0);
   napi_create_int32(env, res, &r);
   return r;
 }

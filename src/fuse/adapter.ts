@@ -251,7 +251,7 @@ export class FuseAdapter implements FuseHandler {
       const fh = this.nextDir++;
       this.dirs.set(fh, undefined);
       return fh;
-    }, (fh) => this.replies.open(req, fh, {}));
+    }, (fh) => this.replies.open(req, fh, { cacheDir: this.files.listingsCacheable() }));
   }
 
   readdir(req: FuseRequest, id: number, fh: number, size: number, offset: number): void {
@@ -270,6 +270,7 @@ export class FuseAdapter implements FuseHandler {
         });
         list = { names, inos, modes };
         this.dirs.set(fh, list);
+        this.cache.listed(id);
       }
       return list;
     }, (list) => this.replies.dir(req, list.names, list.inos, list.modes, offset, size));

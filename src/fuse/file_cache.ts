@@ -127,6 +127,11 @@ export class FileCache {
     this.set(on);
   }
 
+  /** Whether the kernel may keep a directory's listing from this opendir on: nothing can see a getdents64 run. */
+  listingsCacheable(): boolean {
+    return !!this.sink && !this.kernel.readdirsObserved();
+  }
+
   private set(on: boolean): void {
     if (on === this.unobserved) return;
     this.unobserved = on;

@@ -5,8 +5,10 @@
  * invalidated (inval_entry, queued: the kernel takes the directory's lock,
  * which a pending request may hold) and what it cached below it is deleted
  * (notify_delete, queued likewise); changed attributes are invalidated at
- * once (inval_inode takes no lock). Only nodes the kernel holds an id for
- * can be cached; the others have nothing to forget.
+ * once (inval_inode takes no lock), and so is the listing of a directory
+ * that gained or lost an entry (kept by the kernel from one opendir to the
+ * next, FOPEN_CACHE_DIR). Only nodes the kernel holds an id for can be
+ * cached; the others have nothing to forget.
  */
 import { errno } from '../kernel/errno.js';
 import { Dir, type Node } from '../tracefs/node.js';
@@ -24,11 +26,20 @@ import type { FuseNotices } from './session.js';
  */
 export const CACHE_TIMEOUT_S = 3600;
 
+/**
+ * A listing the kernel received just before it changed may be stored after
+ * the invalidation (the reader stores it once it wakes up): a directory
+ * listed that recently is invalidated once more, after this long.
+ */
+const LISTING_RACE_MS = 50;
+
 export class KernelCache implements TreeWatcher {
   /** Counts notices queued: an operation that saw it move waits for them before answering. */
   queued = 0;
   /** Where notices go (none before the session starts or after it ends). */
   notices?: FuseNotices;
+  /** When each directory's listing was last sent to the kernel (by node id). */
+  private readonly listedAt = new Map<number, number>();
 
   constructor(
     private readonly ids: NodeIds,
@@ -36,9 +47,18 @@ export class KernelCache implements TreeWatcher {
     private readonly files?: FileCache,
   ) {}
 
-  removed(_parent: Dir, node: Node): void {
+  /** The kernel was sent the listing of directory `id` (it may keep it). */
+  listed(id: number): void {
+    this.listedAt.set(id, performance.now());
+  }
+
+  removed(parentDir: Dir, node: Node): void {
     const id = this.ids.idOf(node);
-    if (id !== undefined) this.files?.drop(id);
+    if (id !== undefined) {
+      this.files?.drop(id);
+      this.listedAt.delete(id);
+    }
+    this.listingChanged(parentDir);
     const parent = this.ids.parentOf(node);
     if (parent === undefined || !this.notices) return;
     // What the kernel still caches inside a removed directory (entries looked up there, perhaps in use)
@@ -54,8 +74,22 @@ export class KernelCache implements TreeWatcher {
   }
 
   added(parent: Dir, node: Node): void {
+    this.listingChanged(parent);
     // A subdirectory counts in its parent's link count.
     if (node instanceof Dir && parent.fixedNlink === undefined) this.attrsChanged(parent, false);
+  }
+
+  /** `dir` gained or lost an entry: the listing the kernel may keep of it goes. */
+  private listingChanged(dir: Dir): void {
+    const id = this.ids.idOf(dir);
+    const at = id === undefined ? undefined : this.listedAt.get(id);
+    if (at === undefined || !this.notices) return;
+    this.notices.invalInode(id!, true);
+    if (performance.now() - at < LISTING_RACE_MS) {
+      setTimeout(() => {
+        if (this.ids.idOf(dir) === id) this.notices?.invalInode(id!, true);
+      }, LISTING_RACE_MS).unref();
+    } else this.listedAt.delete(id!);
   }
 
   attrsChanged(node: Node, subtree: boolean): void {

@@ -188,7 +188,8 @@ export interface FuseReplies {
   entry(req: FuseRequest, nodeId: number, attr: FuseAttr, timeoutS: number): void;
   attr(req: FuseRequest, attr: FuseAttr, timeoutS: number): void;
   /** false: the caller gave up meanwhile (the kernel will send no release). */
-  open(req: FuseRequest, fh: number, opts: { directIo?: boolean; keepCache?: boolean; nonseekable?: boolean }): boolean;
+  /** `cacheDir`: a directory whose listing the kernel may keep from one opendir to the next (until invalInode with contents). */
+  open(req: FuseRequest, fh: number, opts: { directIo?: boolean; keepCache?: boolean; nonseekable?: boolean; cacheDir?: boolean }): boolean;
   data(req: FuseRequest, data: Buffer, length: number): void;
   written(req: FuseRequest, count: number): void;
   poll(req: FuseRequest, mask: number): void;
@@ -206,8 +207,8 @@ export interface FuseNotices {
   invalEntry(parent: number, name: string): number;
   /** Queues notify_delete(parent, child, name) likewise: the entry goes, and the child's inode once unused. */
   notifyDelete(parent: number, child: number, name: string): number;
-  /** Sends inval_inode(id) at once (it takes no lock); 0 or -errno. */
-  invalInode(id: number): number;
+  /** Sends inval_inode(id) at once (it takes no lock); with `contents`, what the kernel cached of them (a directory's listing) goes too; 0 or -errno. */
+  invalInode(id: number, contents?: boolean): number;
   /** Resolves once every inval_entry queued so far has been sent. */
   flushNotices(): Promise<void>;
 }
@@ -216,7 +217,7 @@ interface NativeSession {
   replyErr(slot: number, errno: number): void;
   replyEntry(slot: number): void;
   replyAttr(slot: number): void;
-  replyOpen(slot: number, fh: number, directIo: number, keepCache: number, nonseekable: number): boolean;
+  replyOpen(slot: number, fh: number, directIo: number, keepCache: number, nonseekable: number, cacheDir: number): boolean;
   replyData(slot: number, data: Buffer, length: number): void;
   replyWrite(slot: number, count: number): void;
   replyPoll(slot: number, mask: number): void;
@@ -226,7 +227,7 @@ interface NativeSession {
   forgetPoll(fh: number): void;
   invalEntry(parent: number, name: string): number;
   notifyDelete(parent: number, child: number, name: string): number;
-  invalInode(id: number): number;
+  invalInode(id: number, pages: number): number;
   unmount(): void;
   close(): void;
   cacheFile(id: number, text: Buffer, group: number): void;
@@ -421,9 +422,9 @@ export class FuseSession implements FuseReplies, FuseNotices, FileCacheSink {
     this.native.replyAttr(this.answered(req));
   }
 
-  open(req: FuseRequest, fh: number, opts: { directIo?: boolean; keepCache?: boolean; nonseekable?: boolean }): boolean {
+  open(req: FuseRequest, fh: number, opts: { directIo?: boolean; keepCache?: boolean; nonseekable?: boolean; cacheDir?: boolean }): boolean {
     if (req.answered) return false;
-    return this.native.replyOpen(this.answered(req), fh, opts.directIo ? 1 : 0, opts.keepCache ? 1 : 0, opts.nonseekable ? 1 : 0);
+    return this.native.replyOpen(this.answered(req), fh, opts.directIo ? 1 : 0, opts.keepCache ? 1 : 0, opts.nonseekable ? 1 : 0, opts.cacheDir ? 1 : 0);
   }
 
   data(req: FuseRequest, data: Buffer, length: number): void {
@@ -493,8 +494,8 @@ export class FuseSession implements FuseReplies, FuseNotices, FileCacheSink {
     return this.queued;
   }
 
-  invalInode(id: number): number {
-    return this.ended ? -errno.ENOTCONN : this.native.invalInode(id);
+  invalInode(id: number, contents = false): number {
+    return this.ended ? -errno.ENOTCONN : this.native.invalInode(id, contents ? 1 : 0);
   }
 
   flushNotices(): Promise<void> {

@@ -376,6 +376,13 @@ export class Kernel implements HookHost {
     return false;
   }
 
+  /** Whether anyone could see a directory of the tracefs read (getdents64); if not, the kernel may keep its listing (FOPEN_CACHE_DIR). */
+  readdirsObserved(): boolean {
+    if (this.syscallEventsOn() || this.schedulingObserved()) return true;
+    if (!this.callPaths) return this.deep();
+    return this.syscalls.dirReadsSeen();
+  }
+
   /** Which of IN_TREES / EXPLICIT / SCHEDULING have a probe, recomputed only when probes come or go. */
   private enabledTracepoints(): { generation: number; inTrees: boolean; explicit: boolean; scheduling: boolean } {
     const tps = this.tracepoints;

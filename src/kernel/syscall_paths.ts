@@ -40,6 +40,9 @@ const ENTRY: Record<Syscall['name'], { block: string; nr: string }> = {
   chdir: { block: 'sys_chdir', nr: 'chdir' },
 };
 
+/** iterate_shared of the tracefs's directories: eventfs's below events/, dcache_readdir's elsewhere. */
+const DIR_ITERATE = ['eventfs_iterate', 'dcache_readdir'];
+
 /** Calls whose kernel path was not captured: their events only. */
 const EVENTS_ONLY = new Set<Syscall['name']>(['chdir']);
 
@@ -94,6 +97,14 @@ export class SyscallPaths {
     return this.k.treesSeen(`reads ${names.open} ${names.read} ${names.release}`, () => ({
       fns: [...SYSCALL_AROUND, names.open, names.read, names.release],
       blocks: [...READ_BLOCKS, `fop:${names.open}`, `fop:${names.read}`, `fop:${names.release}`],
+    }));
+  }
+
+  /** Whether anyone could see what a getdents64 on a directory of the tracefs runs (its iterate operation aside from the name). */
+  dirReadsSeen(): boolean {
+    return this.k.treesSeen('readdir', () => ({
+      fns: [...SYSCALL_AROUND, ...DIR_ITERATE],
+      blocks: [ENTRY.getdents64.block, ...DIR_ITERATE.map((n) => `fop:${n}`)],
     }));
   }
 
@@ -193,7 +204,7 @@ export class SyscallPaths {
       k.entry.fileEnv(env, open.kfile);
     }
     const names: FopNames = { ...DEFAULT_FOPS, ...(tracefsFops(sc.path, k.profile) ?? {}), ...(open?.names ?? sc.node?.fops?.names ?? {}) };
-    if (sc.name === 'getdents64') names.iterate ??= /(^|\/)events(\/|$)/.test(sc.path) ? 'eventfs_iterate' : 'dcache_readdir';
+    if (sc.name === 'getdents64') names.iterate ??= /(^|\/)events(\/|$)/.test(sc.path) ? DIR_ITERATE[0] : DIR_ITERATE[1];
 
     // Arguments in user memory, registers as the process made the call.
     const nr = SYSCALL_NR[entry.nr] ?? 0;

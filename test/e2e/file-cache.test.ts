@@ -90,6 +90,30 @@ describe.skipIf(!!skip)(`native file cache through a mount${skip ? ` (skipped: $
     expect(r.stdout).toBe('busy:1\ngone:0\n');
   });
 
+  it('lets the kernel keep a directory listing until an entry comes or goes, and lists through the emulated kernel while getdents64 can be seen', async () => {
+    const readdirs = () => m.requests.report().readdir?.count ?? 0;
+    await sh(`ls ${M}/events/sched ${M}/instances > /dev/null`);
+    let before = readdirs();
+    const same = await sh(`ls ${M}/events/sched | wc -l; ls ${M}/instances`);
+    expect(readdirs()).toBe(before);
+    expect(Number(same.stdout.split('\n')[0])).toBeGreaterThan(20);
+    // Every change shows at the next listing: an instance made and removed, an event system that comes and goes.
+    const r = await sh(
+      `mkdir ${M}/instances/listed && ls ${M}/instances && rmdir ${M}/instances/listed && ls ${M}/instances | wc -l && ` +
+        `ls ${M}/events > /dev/null && echo 'p:lsprobe vfs_read' > ${M}/kprobe_events && ls ${M}/events | grep -c '^kprobes$'; ` +
+        `echo > ${M}/kprobe_events && ls ${M}/events | grep -c '^kprobes$'`,
+    );
+    expect(r.stdout).toBe('listed\n0\n1\n0\n');
+    // A kprobe on the iterate operation sees every listing: none is served from the kernel's cache.
+    // (tracing on again: a traceoff trigger written above may have fired)
+    await sh(`echo 'p:itr dcache_readdir' > ${M}/kprobe_events && echo 1 > ${M}/events/kprobes/itr/enable && echo 1 > ${M}/tracing_on && echo > ${M}/trace`);
+    before = readdirs();
+    await sh(`ls ${M}/instances > /dev/null; ls ${M}/instances > /dev/null`);
+    expect(readdirs()).toBeGreaterThanOrEqual(before + 2);
+    expect((await sh(`cat ${M}/trace`)).stdout.match(/ itr: \(dcache_readdir\+/g)?.length ?? 0).toBeGreaterThanOrEqual(2);
+    await sh(`echo 0 > ${M}/events/kprobes/itr/enable && echo > ${M}/kprobe_events`);
+  });
+
   it('sends opens to the emulated kernel while the function tracer can see them', async () => {
     const trace = async () => (await sh(`grep -c 'fd_install <-do_sys_openat2' ${M}/trace`)).stdout.trim();
     await sh(`cat ${M}/${ev}/trigger; echo fd_install > ${M}/set_ftrace_filter; echo function > ${M}/current_tracer; echo 1 > ${M}/tracing_on; echo > ${M}/trace`);
