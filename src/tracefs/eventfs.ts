@@ -14,7 +14,7 @@ import { applyEventFilter, applySystemFilter, showSystemFilter } from '../trace/
 import { formatText } from '../trace/events/format_file.js';
 import { enabledState, setClearEvents } from '../trace/events/set_event.js';
 import type { TraceEvents } from '../trace/events/trace_events.js';
-import { processTrigger, showTriggers } from '../trace/events/triggers/trigger.js';
+import { availableTriggers, processTrigger, showTriggers } from '../trace/events/triggers/trigger.js';
 import { entryHeaderFormat, pageHeaderFormat } from '../trace/ring_buffer_event.js';
 import type { TraceArray } from '../trace/trace_array.js';
 import { addEventRootFiles } from './files/event_files.js';
@@ -318,7 +318,13 @@ class EventsDir {
                 return f ? showTriggers(f) : showTriggers(ae.file(type));
               }),
               snapshot: stable
-                ? () => (ae.peek(type)?.triggers.length || ae.dead ? undefined : { text: Buffer.from(showTriggers(ae.file(type)), 'latin1'), valid: () => !ae.dead && !ae.peek(type)?.triggers.length, holds })
+                ? () => {
+                    // (cached when looked up: an event file is made only once something is set on it)
+                    const f = ae.peek(type);
+                    if (f?.triggers.length || ae.dead) return undefined;
+                    const text = f ? showTriggers(f) : availableTriggers(te.triggerCommands);
+                    return { text: Buffer.from(text, 'latin1'), valid: () => !ae.dead && !ae.peek(type)?.triggers.length, holds };
+                  }
                 : undefined,
               write: (_f, data) => {
                 if (data.length === 0) return 0;

@@ -138,10 +138,13 @@ export function processTrigger(file: EventFile, input: string): void {
 
 /** The `trigger` file: the triggers, or the list of available commands when there are none. */
 export function showTriggers(file: EventFile): string {
-  if (!file.triggers.some((t) => !t.cmd.hidden)) {
-    return `# Available triggers:\n#${file.owner.events.triggerCommands.listed.map((n) => ` ${n}`).join('')}\n`;
-  }
+  if (!file.triggers.some((t) => !t.cmd.hidden)) return availableTriggers(file.owner.events.triggerCommands);
   return file.triggers.filter((t) => !t.cmd.hidden).map((t) => t.cmd.print(t)).join('');
+}
+
+/** What a trigger file with no visible trigger shows: the commands it takes. */
+export function availableTriggers(commands: TriggerCommands): string {
+  return `# Available triggers:\n#${commands.listed.map((n) => ` ${n}`).join('')}\n`;
 }
 
 /** The common "name:count if filter" line. */
