@@ -515,7 +515,6 @@ struct tracee {
 	char comm[80];   /* escaped; empty until first needed */
 	int stepping;    /* last resumed with PTRACE_SYSCALL */
 	int interrupted; /* a PTRACE_INTERRUPT is on its way */
-	long opts;       /* its ptrace options (a child is born with its parent's) */
 };
 
 #define MAX_TRACEES 4096
@@ -851,27 +850,12 @@ static void read_observe(unsigned *gen)
 
 static struct tracee *tracee_of(pid_t tid, int make);
 
-/*
- * While calls are not traced, a process only needs following into its
- * children: each stop is a round trip through this supervisor, and its exec
- * and exit stops serve traced calls only (their order, the comm they name).
- */
-#define OPTS_FOLLOW (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE)
-#define OPTS_TRACED (OPTS_FOLLOW | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT)
-
 static void resume(pid_t tid, int sig)
 {
 	struct tracee *t = tracee_of(tid, 1);
 	if (t) {
 		t->stepping = observing;
 		t->interrupted = 0;
-		long want = observing ? OPTS_TRACED : OPTS_FOLLOW;
-		if (t->opts != want && ptrace(PTRACE_SETOPTIONS, tid, 0, want) == 0) {
-			/* Execs went unseen: its comm is read again. */
-			if (observing)
-				t->comm[0] = 0;
-			t->opts = want;
-		}
 	}
 	ptrace(observing ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
 }
@@ -1105,9 +1089,8 @@ static void on_stop(pid_t tid, int status)
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE: {
 		unsigned long child = 0;
-		struct tracee *c;
-		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 && child && (c = tracee_of((pid_t)child, 1)) && t && c != t)
-			c->opts = t->opts;
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 && child)
+			tracee_of((pid_t)child, 1);
 		break;
 	}
 	case PTRACE_EVENT_EXEC: {
@@ -1355,11 +1338,10 @@ int main(int argc, char **argv)
 			}
 			read_observe(&observe_gen);
 			to_stop = observing;
-			long opts = observing ? OPTS_TRACED : OPTS_FOLLOW;
+			long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
 			tracing = inotify_fd >= 0 && ptrace(PTRACE_SEIZE, cmd_pid, 0, opts) == 0;
-			struct tracee *t;
-			if (tracing && (t = tracee_of(cmd_pid, 1)))
-				t->opts = opts;
+			if (tracing)
+				tracee_of(cmd_pid, 1);
 		}
 		/* The command goes on once it is traced (or will not be). */
 		if (write(sp[1], "", 1) != 1)
