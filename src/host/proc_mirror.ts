@@ -130,7 +130,7 @@ export class ProcessMirror {
     for (const c of k.cpus) if (c.curr === t) return;
     const info = this.src.stat(t.pid);
     if (!info || info.startTime !== m.startTime) return;
-    t.cpu = info.cpu % k.nrCpus;
+    k.sched.migrate(t, info.cpu);
     let allowed: readonly number[] | undefined;
     k.sched.selectCpu(t, (cpu) => (allowed ??= k.sched.affinity(t) ?? []).includes(cpu));
   }
@@ -193,7 +193,7 @@ export class ProcessMirror {
 
   /** A comm that changed since last seen: the process exec'd. */
   private refresh(t: Task, m: Mirrored, info: ProcInfo): void {
-    t.cpu = info.cpu % this.k.nrCpus;
+    this.k.sched.migrate(t, info.cpu);
     if (info.comm !== t.comm) this.execInferred(t, m, info.comm);
   }
 
@@ -211,7 +211,7 @@ export class ProcessMirror {
     this.refreshSched(t);
     this.k.procs.exec(t, filename, comm);
     const info = this.src.stat(t.pid);
-    if (info && info.startTime === this.mirrored.get(t)?.startTime) t.cpu = info.cpu % this.k.nrCpus;
+    if (info && info.startTime === this.mirrored.get(t)?.startTime) this.k.sched.migrate(t, info.cpu);
   }
 
   /** A process seen for the first time. */

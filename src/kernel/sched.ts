@@ -58,6 +58,29 @@ export class Scheduler {
     cpu.needResched = true;
   }
 
+  /**
+   * set_task_cpu(): the task runs on CPU `cpu` from now on (its host
+   * process moved, or the scheduler chose). Waiting on another CPU's
+   * runqueue, it moves to this one's (else that CPU would switch it in
+   * there). Running on another CPU, it stays until it next has to run here
+   * (ensureRunning switches it out there).
+   */
+  migrate(task: Task, cpu: number): void {
+    const to = this.h.cpus[cpu % this.h.cpus.length]!;
+    let queued = false;
+    for (const c of this.h.cpus) {
+      const i = c !== to ? c.runqueue.indexOf(task) : -1;
+      if (i < 0) continue;
+      c.runqueue.splice(i, 1);
+      queued = true;
+    }
+    task.cpu = to.id;
+    if (queued && to.curr !== task && !to.runqueue.includes(task)) {
+      to.runqueue.push(task);
+      to.needResched = true;
+    }
+  }
+
   /** A runnable task found asleep without having been seen to run (a host process blocked meanwhile): off its runqueue, no event. */
   dequeue(task: Task, state: TaskState): void {
     const cpu = this.cpuOf(task);
@@ -285,14 +308,14 @@ export class Scheduler {
     const others = this.h.cpus.filter((c) => c !== here && allowed(c.id));
     const idle = others.find((c) => c.curr.isIdle && !c.runqueue.length);
     if (idle) {
-      task.cpu = idle.id;
+      this.migrate(task, idle.id);
       return;
     }
     const now = Number(this.h.nowNs());
     const inSlice = (c: Cpu): boolean => !c.curr.kthread && now - c.currSince < SLICE_NS;
     if (!inSlice(here)) return;
     const other = others.find((c) => !inSlice(c));
-    if (other) task.cpu = other.id;
+    if (other) this.migrate(task, other.id);
   }
 
   /** try_to_wake_up(task) run by `waker`. */

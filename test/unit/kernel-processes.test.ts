@@ -259,6 +259,29 @@ describe('process mirror', () => {
     expect(k.tasks.get(702)!.cpu).toBe(0);
   });
 
+  it('a child waiting on its parent\'s CPU that the host moved before it exec\'d (taskset) runs where the host says, not where it waited', async () => {
+    const { k, fs, proc, host } = kernelEmu({ cpus: 2 });
+    proc.set({ pid: 720, comm: 'sh', ppid: 1, startTime: 5, cpu: 1, allowed: [0, 1] });
+    const sh = host.mirror.taskOf(720, 'sh', 1, true);
+    k.sched.ensureRunning(sh);
+    expect(sh.cpu).toBe(1);
+    proc.set({ pid: 721, comm: 'sh', ppid: 720, startTime: 6, cpu: 1, allowed: [0, 1] });
+    host.mirror.onFork(720, 721, 721, 1);
+    const child = k.tasks.get(721)!;
+    expect(k.cpus[1]!.runqueue).toContain(child);
+    // taskset -c 0: pinned and moved, then it execs echo
+    proc.set({ pid: 721, comm: 'echo', ppid: 720, startTime: 6, cpu: 0, allowed: [0] });
+    host.mirror.onExec(721, 'echo');
+    expect(child.cpu).toBe(0);
+    expect(k.cpus[1]!.runqueue).not.toContain(child);
+    // its request: still on CPU 0, and CPU 1 never switches to it
+    k.sched.ensureRunning(sh);
+    await fs.readFile('README', caller(721));
+    expect(child.cpu).toBe(0);
+    expect(k.cpus[1]!.runqueue).not.toContain(child);
+    expect(k.cpus[1]!.curr).not.toBe(child);
+  });
+
   it('with no CPU idle, a process calling where another has not had its first tick yet goes where the running task has', async () => {
     const { k, fs, proc } = kernelEmu({ cpus: 2, virtualClock: true });
     for (const pid of [710, 711, 712]) proc.set({ pid, comm: `p${pid}`, ppid: 1, startTime: 5, cpu: pid === 712 ? 1 : 0, allowed: [0, 1] });
