@@ -19,6 +19,7 @@
 #include "passthrough.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -134,7 +135,7 @@ static backing_t *backing_get(passthrough_t *p, const char *data, size_t len) {
       b->users++;
       return b;
     }
-  int fd = memfd_create("tracefs-emu-file", MFD_CLOEXEC);
+  int fd = memfd_create("tracefs-emu-file", MFD_CLOEXEC | MFD_ALLOW_SEALING);
   if (fd < 0) return NULL;
   size_t done = 0;
   while (done < len) {
@@ -144,6 +145,11 @@ static backing_t *backing_get(passthrough_t *p, const char *data, size_t len) {
       return NULL;
     }
     done += (size_t)n;
+  }
+  /* Shown by many files at once: nothing may change it (a writable shared mapping of one of them would). */
+  if (fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE) < 0) {
+    close(fd);
+    return NULL;
   }
   struct pt_backing_map map = { .fd = fd };
   int id = ioctl(p->devfd, PT_DEV_IOC_BACKING_OPEN, &map);
