@@ -68,7 +68,6 @@ struct passthrough {
   pt_fh_t *fhs[BUCKETS];
   backing_t *idle_head, *idle_tail;
   uint32_t nidle;
-  double opens;
 };
 
 passthrough_t *pt_new(int devfd) {
@@ -82,7 +81,7 @@ int pt_offered(const void *init_in, size_t len) {
   if (len < sizeof w || getenv("TRACEFS_EMU_NO_PASSTHROUGH")) return 0;
   memcpy(w, init_in, sizeof w);
   /* major, minor, max_readahead, flags, flags2 */
-  return (w[3] & PT_FUSE_INIT_EXT) && (w[4] & PT_FUSE_PASSTHROUGH_FLAGS2);
+  return (w[3] & PROTO_INIT_EXT) && (w[4] & PROTO_INIT2_PASSTHROUGH);
 }
 
 void pt_ask(passthrough_t *p, void *init_out, size_t len) {
@@ -91,8 +90,8 @@ void pt_ask(passthrough_t *p, void *init_out, size_t len) {
   uint32_t flags, flags2, depth = 1;
   memcpy(&flags, o + 12, 4);
   memcpy(&flags2, o + 32, 4);
-  flags |= PT_FUSE_INIT_EXT;
-  flags2 |= PT_FUSE_PASSTHROUGH_FLAGS2;
+  flags |= PROTO_INIT_EXT;
+  flags2 |= PROTO_INIT2_PASSTHROUGH;
   memcpy(o + 12, &flags, 4);
   memcpy(o + 32, &flags2, 4);
   /* One level: backing files on a plain filesystem (shmem), and this one may be stacked on. */
@@ -198,16 +197,15 @@ static pt_inode_t **inode_slot(passthrough_t *p, uint64_t ino) {
   return q;
 }
 
-int pt_open_snapshot(passthrough_t *p, uint64_t ino, const char *data, size_t len, pt_open_out_t *o) {
+int pt_open_snapshot(passthrough_t *p, uint64_t ino, const char *data, size_t len, proto_open_out_t *o) {
   if (!p || !p->enabled || p->broken) return 0;
   pt_inode_t **q = inode_slot(p, ino), *in = *q;
   if (in) {
     backing_t *b = in->bk;
     int same = b->len == len && !memcmp(b->data, data, len);
-    o->open_flags = PT_FOPEN_PASSTHROUGH | (same ? 0 : PT_FOPEN_DIRECT_IO);
+    o->open_flags = PROTO_FOPEN_PASSTHROUGH | (same ? 0 : PROTO_FOPEN_DIRECT_IO);
     o->backing_id = b->id;
     in->live++;
-    p->opens++;
     return 1;
   }
   backing_t *b = backing_get(p, data, len);
@@ -222,9 +220,8 @@ int pt_open_snapshot(passthrough_t *p, uint64_t ino, const char *data, size_t le
   in->bk = b;
   in->live = 1;
   *q = in;
-  o->open_flags = PT_FOPEN_PASSTHROUGH;
+  o->open_flags = PROTO_FOPEN_PASSTHROUGH;
   o->backing_id = b->id;
-  p->opens++;
   return 1;
 }
 
@@ -237,7 +234,7 @@ void pt_close(passthrough_t *p, uint64_t ino) {
   free(in);
 }
 
-int pt_open_other(passthrough_t *p, uint64_t ino, uint64_t fh, pt_open_out_t *o) {
+int pt_open_other(passthrough_t *p, uint64_t ino, uint64_t fh, proto_open_out_t *o) {
   if (!p) return 0;
   pt_inode_t *in = *inode_slot(p, ino);
   if (!in) return 0;
@@ -248,7 +245,7 @@ int pt_open_other(passthrough_t *p, uint64_t ino, uint64_t fh, pt_open_out_t *o)
   f->next = p->fhs[fh % BUCKETS];
   p->fhs[fh % BUCKETS] = f;
   in->live++;
-  o->open_flags = PT_FOPEN_PASSTHROUGH | PT_FOPEN_DIRECT_IO;
+  o->open_flags = PROTO_FOPEN_PASSTHROUGH | PROTO_FOPEN_DIRECT_IO;
   o->backing_id = in->bk->id;
   return 1;
 }
@@ -263,5 +260,3 @@ void pt_release_fh(passthrough_t *p, uint64_t fh) {
   pt_close(p, f->ino);
   free(f);
 }
-
-double pt_count(const passthrough_t *p) { return p ? p->opens : 0; }

@@ -7,18 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The FUSE protocol's numbers for it (linux/fuse.h, protocol 7.40). */
-#define PT_FUSE_INIT_EXT (1u << 30)
-#define PT_FUSE_PASSTHROUGH_FLAGS2 (1u << 5) /* FUSE_PASSTHROUGH is bit 37 of the 64-bit flags */
-#define PT_FOPEN_DIRECT_IO (1u << 0)
-#define PT_FOPEN_PASSTHROUGH (1u << 7)
-
-/* fuse_open_out as protocol 7.40 has it: the padding became the backing file's id. */
-typedef struct pt_open_out {
-  uint64_t fh;
-  uint32_t open_flags;
-  int32_t backing_id;
-} pt_open_out_t;
+#include "fuse_proto.h"
 
 typedef struct passthrough passthrough_t;
 
@@ -33,27 +22,24 @@ void pt_ask(passthrough_t *p, void *init_out, size_t len);
 /*
  * A read-only open of `ino` answered from a snapshot showing `data`: fills
  * `o` and returns 1 if the open goes through a backing file (the kernel
- * reads it without asking; with PT_FOPEN_DIRECT_IO also set, reads still
+ * reads it without asking; with PROTO_FOPEN_DIRECT_IO also set, reads still
  * come here), 0 for a plain open. Each 1 is undone by pt_close().
  */
-int pt_open_snapshot(passthrough_t *p, uint64_t ino, const char *data, size_t len, pt_open_out_t *o);
+int pt_open_snapshot(passthrough_t *p, uint64_t ino, const char *data, size_t len, proto_open_out_t *o);
 
 /*
  * Any other open of `ino`: while a passthrough open of it may be live, the
  * kernel takes only opens through the same backing file (with
- * PT_FOPEN_DIRECT_IO, so that every read and write still comes here).
+ * PROTO_FOPEN_DIRECT_IO, so that every read and write still comes here).
  * Returns 1 and fills `o` for such an open, remembered by `fh` for
  * pt_release_fh(); 0 for a plain open.
  */
-int pt_open_other(passthrough_t *p, uint64_t ino, uint64_t fh, pt_open_out_t *o);
+int pt_open_other(passthrough_t *p, uint64_t ino, uint64_t fh, proto_open_out_t *o);
 
 /* An open that pt_open_snapshot() answered was released (or never reached its caller). */
 void pt_close(passthrough_t *p, uint64_t ino);
 
 /* A file opened by pt_open_other() was released (or never reached its caller): no-op for others. */
 void pt_release_fh(passthrough_t *p, uint64_t fh);
-
-/* Opens answered through a backing file so far. */
-double pt_count(const passthrough_t *p);
 
 #endif

@@ -20,7 +20,6 @@
 #define FUSE_USE_VERSION 26
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdio.h>
 #include <fcntl.h>
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -38,6 +37,7 @@
 #include <node_api.h>
 #include <uv.h>
 
+#include "fuse_proto.h"
 #include "passthrough.h"
 
 /* What JS is told a request is (fuse_session.ts has the same list). */
@@ -73,8 +73,6 @@ enum arg {
 enum attr { R_INO, R_MODE, R_NLINK, R_UID, R_GID, R_SIZE, R_ATIME, R_MTIME, R_CTIME, R_NODEID, R_ENTRY_TIMEOUT, R_ATTR_TIMEOUT, R_NATTR };
 
 #define MAX_FORGETS 256
-/* struct fuse_in_header: len, opcode, unique, nodeid, uid, gid, pid, padding. */
-#define IN_HEADER_SIZE 40
 
 /*
  * Cached files: what JS said a file shows while it stays unchanged, with
@@ -487,11 +485,11 @@ static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
     uint32_t i = nfh_take(s, sn);
     fi->fh = NATIVE_FH | i;
     s->ncounts[N_OPEN]++;
-    pt_open_out_t o = { .fh = fi->fh };
+    proto_open_out_t o = { .fh = fi->fh };
     int res;
     if (!(fi->flags & O_DIRECT) && pt_open_snapshot(s->pt, ino, sn->data, sn->len, &o)) {
       s->nfh_pt[i] = 1;
-      if (!(o.open_flags & PT_FOPEN_DIRECT_IO)) s->ncounts[N_PASSTHROUGH]++;
+      if (!(o.open_flags & PROTO_FOPEN_DIRECT_IO)) s->ncounts[N_PASSTHROUGH]++;
       struct iovec iov = { &o, sizeof o };
       res = fuse_reply_iov(req, &iov, 1);
     } else {
@@ -700,10 +698,10 @@ static void on_readable(uv_poll_t *h, int status, int events) {
       end_session(s);
       return;
     }
-    /* FUSE_INIT (26) that offers passthrough: libfuse answers it through a channel that asks for it. */
+    /* A FUSE_INIT that offers passthrough: libfuse answers it through a channel that asks for it. */
     uint32_t opcode;
     memcpy(&opcode, s->buf + 4, 4);
-    if (opcode == 26 && s->init_ch && (size_t)res > IN_HEADER_SIZE && pt_offered(s->buf + IN_HEADER_SIZE, (size_t)res - IN_HEADER_SIZE)) ch = s->init_ch;
+    if (opcode == PROTO_FUSE_INIT && s->init_ch && (size_t)res > PROTO_IN_HEADER_SIZE && pt_offered(s->buf + PROTO_IN_HEADER_SIZE, (size_t)res - PROTO_IN_HEADER_SIZE)) ch = s->init_ch;
     fuse_session_process(s->se, s->buf, res, ch);
   }
 }
@@ -858,17 +856,13 @@ static napi_value js_reply_attr(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
-/* FOPEN_CACHE_DIR: the kernel keeps what readdir returned (with FOPEN_KEEP_CACHE, from one opendir to the next). */
-#define FOPEN_KEEP_CACHE_BIT (1u << 1)
-#define FOPEN_CACHE_DIR_BIT (1u << 3)
-
 /* replyOpen(slot, fh, directIo, keepCache, nonseekable[, cacheDir]) */
 static napi_value js_reply_open(napi_env env, napi_callback_info info) {
   REPLY_ARGS(6);
   uint32_t slot = (uint32_t)f64(env, argv[0]);
   if (argc > 5 && i32(env, argv[5])) {
-    /* A directory whose listing the kernel may cache until told otherwise (libfuse 2 has no flag for it). */
-    pt_open_out_t o = { .fh = (uint64_t)f64(env, argv[1]), .open_flags = FOPEN_KEEP_CACHE_BIT | FOPEN_CACHE_DIR_BIT };
+    /* A directory whose listing the kernel keeps from one opendir to the next until told otherwise (libfuse 2 has no flag for it). */
+    proto_open_out_t o = { .fh = (uint64_t)f64(env, argv[1]), .open_flags = PROTO_FOPEN_KEEP_CACHE | PROTO_FOPEN_CACHE_DIR };
     struct iovec iov = { &o, sizeof o };
     napi_value r;
     napi_get_boolean(env, fuse_reply_iov(req, &iov, 1) != -ENOENT, &r);
@@ -881,7 +875,7 @@ static napi_value js_reply_open(napi_env env, napi_callback_info info) {
   fi.keep_cache = i32(env, argv[3]) != 0;
   fi.nonseekable = i32(env, argv[4]) != 0;
   int res;
-  pt_open_out_t o = { .fh = fi.fh };
+  proto_open_out_t o = { .fh = fi.fh };
   /* A node with a passthrough open (a cached file): every open of it names the same backing file. */
   if (!fi.keep_cache && !fi.nonseekable && slot < s->cap && pt_open_other(s->pt, s->slot_ino[slot], fi.fh, &o)) {
     struct iovec iov = { &o, sizeof o };

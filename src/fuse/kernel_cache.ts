@@ -66,6 +66,7 @@ export class KernelCache implements TreeWatcher {
     // buffers), until the kernel forgets them: deleted, deepest first, they go once unused.
     for (const k of this.ids.knownBelow(node)) {
       this.files?.drop(k.id);
+      this.listedAt.delete(k.id);
       this.notices.notifyDelete(k.parent, k.id, k.name);
       this.queued++;
     }

@@ -370,17 +370,22 @@ export class Kernel implements HookHost {
    * they may be answered without running here (the native file cache).
    */
   readsObserved(files: Iterable<{ readonly path: string; readonly node?: SyscallNode }>): boolean {
-    if (this.syscallEventsOn() || this.schedulingObserved()) return true;
-    if (!this.callPaths) return this.deep();
-    for (const f of files) if (this.syscalls.readsSeen(f.path, f.node)) return true;
-    return false;
+    return this.callsObserved(() => {
+      for (const f of files) if (this.syscalls.readsSeen(f.path, f.node)) return true;
+      return false;
+    });
   }
 
   /** Whether anyone could see a directory of the tracefs read (getdents64); if not, the kernel may keep its listing (FOPEN_CACHE_DIR). */
   readdirsObserved(): boolean {
+    return this.callsObserved(() => this.syscalls.dirReadsSeen());
+  }
+
+  /** Whether system calls whose trees `treesSeen` checks can be seen: their events, the scheduler's, or their trees. */
+  private callsObserved(treesSeen: () => boolean): boolean {
     if (this.syscallEventsOn() || this.schedulingObserved()) return true;
     if (!this.callPaths) return this.deep();
-    return this.syscalls.dirReadsSeen();
+    return treesSeen();
   }
 
   /** Which of IN_TREES / EXPLICIT / SCHEDULING have a probe, recomputed only when probes come or go. */
