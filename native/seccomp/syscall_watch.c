@@ -91,6 +91,12 @@
  *
  *   B pid nr\n
  *
+ * At any level (forks are run whether or not anything sees them; only
+ * their order matters), a new process (not a thread) is reported as its
+ * parent stops for the fork, before the parent goes on:
+ *
+ *   N ppid pid\n
+ *
  * Calls on a --served file are not reported (the emulator runs them as
  * FUSE requests). A call the seccomp filter also reports (an open, chdir,
  * symlink) is reported once, as its S line, written after the call with
@@ -1089,8 +1095,20 @@ static void on_stop(pid_t tid, int status)
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE: {
 		unsigned long child = 0;
-		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 && child)
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 && child) {
 			tracee_of((pid_t)child, 1);
+			/*
+			 * The proc connector's line for this fork may reach the daemon after
+			 * the parent's next request on the mount: said here, before the
+			 * parent goes on, the fork is run first.
+			 */
+			if (event != PTRACE_EVENT_CLONE) {
+				char line[64];
+				int n = snprintf(line, sizeof(line), "N %d %lu\n", tid, child);
+				add_line(line, (size_t)n);
+				flush_batch();
+			}
+		}
 		break;
 	}
 	case PTRACE_EVENT_EXEC: {

@@ -71,8 +71,9 @@ const POLL_MS = 10;
 
 /**
  * Dispatches one line: `S ...` is a watched system call, `T ...` any other
- * traced call, `B pid nr` a traced thread entering a call that forks; the
- * rest are process events.
+ * traced call, `B pid nr` a traced thread entering a call that forks, `N
+ * ppid pid` a traced fork done (its parent still waiting); the rest are
+ * process events.
  */
 export function hostEventLine(sinks: HostEventSinks, line: string): void {
   if (line.startsWith('S ')) {
@@ -84,6 +85,9 @@ export function hostEventLine(sinks: HostEventSinks, line: string): void {
   } else if (line.startsWith('B ')) {
     const [, pid, nr] = line.split(' ').map(Number);
     if (Number.isInteger(pid) && Number.isInteger(nr)) sinks.mirror.forkCalled(pid!, nr!);
+  } else if (line.startsWith('N ')) {
+    const [, ppid, pid] = line.split(' ').map(Number);
+    if (Number.isInteger(ppid) && Number.isInteger(pid)) sinks.mirror.forkTraced(ppid!, pid!);
   } else procEventLine(sinks.mirror, line);
 }
 

@@ -30,6 +30,8 @@ interface Mirrored {
   execs?: { reported: number; traced: number };
   /** Mirrored (its fork run) from a call it made before the proc connector's line for its fork was read. */
   bornUnseen?: boolean;
+  /** Its fork was run when its tracer told of it: the proc connector's line for it is yet to come. */
+  forkTraced?: boolean;
 }
 
 /** task->prio from /proc/PID/stat's priority field (prio - 100). */
@@ -322,14 +324,36 @@ export class ProcessMirror {
   }
 
   onFork(ppid: number, pid: number, tgid: number, cpu?: number): void {
+    this.forked(ppid, pid, tgid, cpu, false);
+  }
+
+  /**
+   * A watched process forked, seen by its tracer while the parent waits: the
+   * fork runs now, before anything the parent does next (the proc
+   * connector's line for it may come later, and is then the same fork).
+   */
+  forkTraced(ppid: number, pid: number): void {
+    this.forked(ppid, pid, pid, undefined, true);
+  }
+
+  private forked(ppid: number, pid: number, tgid: number, cpu: number | undefined, early: boolean): void {
     const known = this.k.tasks.process(pid);
-    if (known && !known.exited && !this.staleAtFork(known, pid)) return;
+    if (known && !known.exited) {
+      const m = this.mirrored.get(known);
+      // The proc connector's line for a fork its tracer told of first: that fork, already run.
+      if (!early && m?.forkTraced) {
+        m.forkTraced = false;
+        return;
+      }
+      if (!this.staleAtFork(known, pid)) return;
+    }
     if (known) this.exited(known);
     const parent = this.ensure(ppid, 0) ?? this.k.tasks.get(1);
     // The host's kernel threads (kthreadd's children) are its own: the emulated kernel has its kthreads.
     if (parent?.kthread) return;
     const info: ProcInfo = this.src.stat(pid) ?? { pid, tgid, comm: parent?.comm ?? '<...>', ppid, cpu: cpu ?? parent?.cpu ?? 0, startTime: 0 };
     const child = this.adopt({ ...info, pid, tgid, ppid: tgid === pid ? ppid : (parent?.ppid ?? ppid), comm: parent?.comm ?? info.comm, cpu: cpu ?? info.cpu }, true, parent);
+    if (early) this.mirrored.get(child)!.forkTraced = true;
     if (parent) this.k.procs.fork(parent, child, this.forkCall(ppid));
   }
 

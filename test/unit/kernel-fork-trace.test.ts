@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { procEventLine } from '../../src/host/cn_proc.js';
+import { hostEventLine } from '../../src/host/events.js';
+import { ObserveLevel } from '../../src/host/observe_switch.js';
 import { kernelEmu } from '../helpers/kernel.js';
 
 const SHELL = { pid: 4400, uid: 0, gid: 0 };
@@ -22,6 +24,28 @@ describe('traces of the emulated kernel through tracefs', () => {
     const lines = trace.split('\n').filter((l) => l.includes('sched_process_fork'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^\s+bash-4400\s+\[00\d\] \S{5}\s+[\d.]+: sched_process_fork: comm=bash pid=4400 child_comm=bash child_pid=4401$/);
+  });
+
+  it("a fork its tracer reports runs at once, and the proc connector's later line for it is the same fork", async () => {
+    const { fs, proc, host } = kernelEmu();
+    proc.set({ pid: SHELL.pid, comm: 'bash', ppid: 1, startTime: 5 });
+    proc.set({ pid: 4402, comm: 'bash', ppid: SHELL.pid, startTime: 9 });
+    const report = (l: string) => hostEventLine({ mirror: host.mirror, syscalls: host.syscalls, traced: host.traced, observed: () => ObserveLevel.Nothing }, l);
+    const forks = async () => (await fs.readFile('trace', SHELL)).split('\n').filter((l) => l.includes('sched_process_fork'));
+    await fs.writeFile('events/sched/sched_process_fork/enable', '1', {}, SHELL);
+    report(`N ${SHELL.pid} 4402`);
+    // The parent's next request is served before the connector's line is read: the fork is already in the trace.
+    expect(await forks()).toHaveLength(1);
+    report(`F 1 ${SHELL.pid} ${SHELL.pid} 4402 4402`);
+    proc.procs.delete(4402);
+    report('X 1 4402 4402 0');
+    const lines = await forks();
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/sched_process_fork: comm=bash pid=4400 child_comm=bash child_pid=4402$/);
+    // The pid, used again by a later fork the connector reports alone, is a new process.
+    proc.set({ pid: 4402, comm: 'bash', ppid: SHELL.pid, startTime: 12 });
+    report(`F 1 ${SHELL.pid} ${SHELL.pid} 4402 4402`);
+    expect(await forks()).toHaveLength(2);
   });
 
   it('sched_switch shows switches on every CPU within a second, with plausible prev and next', async () => {
