@@ -65,7 +65,8 @@
  *
  * At 0, opens and symlinks outside the mount are not reported (nothing could
  * see them run): they go on at once, as any call does. Below 2, tracees run
- * with PTRACE_CONT: no system call stops. When it turns to 2 (inotify),
+ * with PTRACE_CONT: no system call stops, and no exec or exit stops either
+ * (only forks stop: a child is followed, and its fork said, from there). When it turns to 2 (inotify),
  * every tracee is interrupted and from then on resumed with PTRACE_SYSCALL.
  * On any rise, the supervisor acknowledges the switch once it acts on it
  * (the request that made it is answered only then):
@@ -521,6 +522,7 @@ struct tracee {
 	char comm[80];   /* escaped; empty until first needed */
 	int stepping;    /* last resumed with PTRACE_SYSCALL */
 	int interrupted; /* a PTRACE_INTERRUPT is on its way */
+	long opts;       /* its ptrace options (a child is born with its parent's) */
 };
 
 #define MAX_TRACEES 4096
@@ -856,12 +858,27 @@ static void read_observe(unsigned *gen)
 
 static struct tracee *tracee_of(pid_t tid, int make);
 
+/*
+ * While calls are not traced, a process only needs following into its
+ * children: each stop is a round trip through this supervisor, and its exec
+ * and exit stops serve traced calls only (their order, the comm they name).
+ */
+#define OPTS_FOLLOW (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE)
+#define OPTS_TRACED (OPTS_FOLLOW | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT)
+
 static void resume(pid_t tid, int sig)
 {
 	struct tracee *t = tracee_of(tid, 1);
 	if (t) {
 		t->stepping = observing;
 		t->interrupted = 0;
+		long want = observing ? OPTS_TRACED : OPTS_FOLLOW;
+		if (t->opts != want && ptrace(PTRACE_SETOPTIONS, tid, 0, want) == 0) {
+			/* Execs went unseen: its comm is read again. */
+			if (observing)
+				t->comm[0] = 0;
+			t->opts = want;
+		}
 	}
 	ptrace(observing ? PTRACE_SYSCALL : PTRACE_CONT, tid, 0, sig);
 }
@@ -1095,8 +1112,10 @@ static void on_stop(pid_t tid, int status)
 	case PTRACE_EVENT_VFORK:
 	case PTRACE_EVENT_CLONE: {
 		unsigned long child = 0;
-		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 && child) {
-			tracee_of((pid_t)child, 1);
+		struct tracee *c;
+		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 && child && (c = tracee_of((pid_t)child, 1))) {
+			if (t && c != t)
+				c->opts = t->opts;
 			/*
 			 * The proc connector's line for this fork may reach the daemon after
 			 * the parent's next request on the mount: said here, before the
@@ -1356,10 +1375,11 @@ int main(int argc, char **argv)
 			}
 			read_observe(&observe_gen);
 			to_stop = observing;
-			long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
+			long opts = observing ? OPTS_TRACED : OPTS_FOLLOW;
 			tracing = inotify_fd >= 0 && ptrace(PTRACE_SEIZE, cmd_pid, 0, opts) == 0;
-			if (tracing)
-				tracee_of(cmd_pid, 1);
+			struct tracee *t;
+			if (tracing && (t = tracee_of(cmd_pid, 1)))
+				t->opts = opts;
 		}
 		/* The command goes on once it is traced (or will not be). */
 		if (write(sp[1], "", 1) != 1)
