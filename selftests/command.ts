@@ -1,4 +1,5 @@
 /** `tracefs-emu selftests`: run the kernel's ftrace selftests against a fresh emulator (also `npm run selftests -- …`). */
+import { constants as osConstants } from 'node:os';
 import type { Argv, CommandModule } from 'yargs';
 import { DEFAULT_SERIES, SERIES } from '../src/kernel/series.js';
 import { checkSubset } from './expectations.js';
@@ -57,7 +58,9 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
       return;
     }
     const runs: RunResult[] = [];
+    const stop = stopOnSignal();
     for (const series of a.check ? SERIES : [a.series]) {
+      if (stop.signal) break;
       runs.push(
         await runSelftests({
           series,
@@ -73,6 +76,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
           raise: a.raise,
           initExpectations: a['init-expectations'],
           bench: a.bench,
+          abort: stop.abort,
         }),
       );
     }
@@ -84,5 +88,30 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
       console.log(`${r.series}: ${r.rows.length} results, ${r.regressions.length} worse than expected, ${r.seconds.toFixed(0)} s${extra.length ? ` (${extra.join(', ')})` : ''} — ${r.resultsDir}`);
     }
     if (failed.length) process.exitCode = 1;
+    stop.dispose();
+    if (stop.signal) {
+      console.log(`${stop.signal}: stopped after ${runs.map((r) => r.series).join(', ') || 'no series'}`);
+      process.exitCode = 128 + (osConstants.signals[stop.signal] ?? 0);
+    }
   },
 };
+
+/**
+ * SIGINT, SIGTERM or SIGHUP ends the series under way (its tests' processes
+ * are killed) and starts no other; a second one exits at once.
+ */
+function stopOnSignal(): { readonly signal?: NodeJS.Signals; readonly abort: AbortSignal; dispose(): void } {
+  const ctl = new AbortController();
+  const state: { signal?: NodeJS.Signals; abort: AbortSignal; dispose(): void } = { abort: ctl.signal, dispose: () => undefined };
+  const on = (sig: NodeJS.Signals) => () => {
+    if (state.signal) process.exit(128 + (osConstants.signals[sig] ?? 0));
+    state.signal = sig;
+    ctl.abort(sig);
+  };
+  const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((sig) => [sig, on(sig)] as const);
+  for (const [sig, h] of handlers) process.on(sig, h);
+  state.dispose = () => {
+    for (const [sig, h] of handlers) process.off(sig, h);
+  };
+  return state;
+}

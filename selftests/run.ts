@@ -78,6 +78,8 @@ export interface RunOptions {
   echo?: (chunk: string) => void;
   /** Take the daemon's load before and after each test (bench.ts): bench.tsv and a report in the results. */
   bench?: boolean;
+  /** Aborted (a signal to the command): ftracetest and every process of its tests are killed, and the run ends. */
+  abort?: AbortSignal;
 }
 
 export interface RunResult {
@@ -321,6 +323,8 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
         stopRun(`case ${running.caseNo} did not end after being killed`);
       }
     }, 1000);
+    const onAbort = () => stopRun(`${String(o.abort?.reason ?? 'aborted')}`);
+    o.abort?.addEventListener('abort', onAbort, { once: true });
     try {
       const status = await runExec(
         { mount: emu.dir, command: [join(selftests, 'ftracetest'), '-k', '--logdir', logDir, ...args] },
@@ -342,6 +346,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
       if (status !== 0 && status !== 1) log(`ftracetest exited with status ${status}`);
     } finally {
       clearInterval(watchdog);
+      o.abort?.removeEventListener('abort', onAbort);
     }
     cases = parser.end();
   } finally {

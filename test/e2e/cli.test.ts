@@ -2,7 +2,7 @@
  * The CLI's mount life cycle, as separate processes: --daemon, status, the
  * control socket, unmount, signals, and stale mounts left by a killed run.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controlRequest } from '../../src/daemon/control.js';
@@ -143,4 +143,21 @@ describe.skipIf(!!skip)(`tracefs-emu mount/unmount/status${skip ? ` (skipped: ${
     const left = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(`${base}/state/`));
     expect(left).toEqual([]);
   });
+
+  it('ends a selftests run on SIGTERM: every process of its tests is killed, and the exit status says which signal', async () => {
+    // A stand-in for the kernel's ftracetest that waits: the run is under way when the signal comes.
+    const dir = `${base}/fake-selftests`;
+    mkdirSync(`${dir}/test.d`, { recursive: true });
+    writeFileSync(`${dir}/test.d/wait.tc`, '#!/bin/sh\n# description: waits\nsleep 60\n');
+    writeFileSync(`${dir}/ftracetest`, '#!/bin/sh\necho "=== Ftrace unit tests ==="\nsleep 61.25\n');
+    chmodSync(`${dir}/ftracetest`, 0o755);
+    const t0 = Date.now();
+    const run = startCli(['selftests', '--selftests', dir, '--results', `${base}/fake-results`, 'wait.tc'], env, /=== Ftrace unit tests ===/, 60_000);
+    await run.started;
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toEqual({ code: 143, signal: null });
+    expect(Date.now() - t0).toBeLessThan(50_000);
+    expect(run.output()).toContain('SIGTERM: stopped after 7.2');
+    expect((await sh('ps -eo args= | grep -cx "sleep 61.25"')).stdout).toBe('0\n');
+  }, 90_000);
 });
