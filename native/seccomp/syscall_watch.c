@@ -66,8 +66,9 @@
  * At 0, opens and symlinks outside the mount are not reported (nothing could
  * see them run): they go on at once, as any call does. Below 2, tracees run
  * with PTRACE_CONT: no system call stops, and no exec or exit stops either
- * (only forks stop: a child is followed, and its fork said, from there). When it turns to 2 (inotify),
- * every tracee is interrupted and from then on resumed with PTRACE_SYSCALL.
+ * (only forks stop: a child is followed, and its fork said, from there).
+ * When it turns to 2 (inotify), every tracee is interrupted and from then
+ * on resumed with PTRACE_SYSCALL.
  * On any rise, the supervisor acknowledges the switch once it acts on it
  * (the request that made it is answered only then):
  *
