@@ -102,16 +102,18 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
  */
 function stopOnSignal(): { readonly signal?: NodeJS.Signals; readonly abort: AbortSignal; dispose(): void } {
   const ctl = new AbortController();
-  const state: { signal?: NodeJS.Signals; abort: AbortSignal; dispose(): void } = { abort: ctl.signal, dispose: () => undefined };
-  const on = (sig: NodeJS.Signals) => () => {
-    if (state.signal) process.exit(128 + (osConstants.signals[sig] ?? 0));
-    state.signal = sig;
-    ctl.abort(sig);
+  const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((sig) => {
+    const h = () => (ctl.signal.aborted ? process.exit(128 + (osConstants.signals[sig] ?? 0)) : ctl.abort(sig));
+    process.on(sig, h);
+    return [sig, h] as const;
+  });
+  return {
+    get signal() {
+      return ctl.signal.reason as NodeJS.Signals | undefined;
+    },
+    abort: ctl.signal,
+    dispose: () => {
+      for (const [sig, h] of handlers) process.off(sig, h);
+    },
   };
-  const handlers = (['SIGINT', 'SIGTERM', 'SIGHUP'] as const).map((sig) => [sig, on(sig)] as const);
-  for (const [sig, h] of handlers) process.on(sig, h);
-  state.dispose = () => {
-    for (const [sig, h] of handlers) process.off(sig, h);
-  };
-  return state;
 }
