@@ -30,9 +30,10 @@ interface Mirrored {
   execs?: { reported: number; traced: number };
   /** Mirrored (its fork run) from a call it made before the proc connector's line for its fork was read. */
   bornUnseen?: boolean;
-  /** Its fork was run when its tracer told of it: the proc connector's line for it is yet to come. */
-  forkTraced?: boolean;
 }
+
+/** Who told of a fork: a watched process's tracer (the watcher's `N` line) or the proc connector. */
+type ForkTeller = 'tracer' | 'connector';
 
 /** task->prio from /proc/PID/stat's priority field (prio - 100). */
 function prioOf(priority: number | undefined): number | undefined {
@@ -45,6 +46,9 @@ const MAX_ANCESTORS = 16;
 /** How many exited processes are remembered for their late requests (see `dead`). */
 const MAX_DEAD = 256;
 
+/** How many forks told by one teller wait for the other's line (see `forkTold`). */
+const MAX_FORKS_TOLD = 1024;
+
 export class ProcessMirror {
   private initNamed = false;
   /** The process whose request or watched call is being mapped (its lives are the emulator's business). */
@@ -53,6 +57,13 @@ export class ProcessMirror {
   private readonly execNames = new Map<number, string>();
   /** The call each traced thread is forking by (the watcher's `B` lines), until its fork is reported. */
   private readonly forkCalls = new Map<number, number>();
+  /**
+   * A watched process's fork is told twice, by its tracer and by the proc
+   * connector, in either order (each writes the events FIFO on its own):
+   * the child's pid, by who told of it first, until the other's line for it
+   * is read. By then the child may have run, exec'd, exited and been reaped.
+   */
+  private readonly forkTold = new Map<number, ForkTeller>();
   /** The tasks this mirror made, and what it knows of their processes. */
   private readonly mirrored = new WeakMap<Task, Mirrored>();
   /**
@@ -324,37 +335,49 @@ export class ProcessMirror {
   }
 
   onFork(ppid: number, pid: number, tgid: number, cpu?: number): void {
-    this.forked(ppid, pid, tgid, cpu, false);
+    this.forked(ppid, pid, tgid, cpu, 'connector');
   }
 
   /**
    * A watched process forked, seen by its tracer while the parent waits: the
-   * fork runs now, before anything the parent does next (the proc
-   * connector's line for it may come later, and is then the same fork).
+   * fork runs now, before anything the parent does next, unless the proc
+   * connector's line for it was read first.
    */
   forkTraced(ppid: number, pid: number): void {
-    this.forked(ppid, pid, pid, undefined, true);
+    this.forked(ppid, pid, pid, undefined, 'tracer');
   }
 
-  private forked(ppid: number, pid: number, tgid: number, cpu: number | undefined, early: boolean): void {
+  private forked(ppid: number, pid: number, tgid: number, cpu: number | undefined, teller: ForkTeller): void {
+    if (this.otherToldFork(pid, teller)) return;
     const known = this.k.tasks.process(pid);
-    if (known && !known.exited) {
-      const m = this.mirrored.get(known);
-      // The proc connector's line for a fork its tracer told of first: that fork, already run.
-      if (!early && m?.forkTraced) {
-        m.forkTraced = false;
-        return;
-      }
-      if (!this.staleAtFork(known, pid)) return;
+    if (known && !known.exited && !this.staleAtFork(known, pid)) {
+      // Mirrored already from a call it made: that ran its fork.
+      if (teller === 'tracer' || (tgid === pid && this.watched(known))) this.toldFork(pid, teller);
+      return;
     }
     if (known) this.exited(known);
     const parent = this.ensure(ppid, 0) ?? this.k.tasks.get(1);
     // The host's kernel threads (kthreadd's children) are its own: the emulated kernel has its kthreads.
     if (parent?.kthread) return;
+    // Only a new process (not a thread) of a watched one is told of by its tracer too.
+    if (teller === 'tracer' || (tgid === pid && parent && this.watched(parent))) this.toldFork(pid, teller);
     const info: ProcInfo = this.src.stat(pid) ?? { pid, tgid, comm: parent?.comm ?? '<...>', ppid, cpu: cpu ?? parent?.cpu ?? 0, startTime: 0 };
     const child = this.adopt({ ...info, pid, tgid, ppid: tgid === pid ? ppid : (parent?.ppid ?? ppid), comm: parent?.comm ?? info.comm, cpu: cpu ?? info.cpu }, true, parent);
-    if (early) this.mirrored.get(child)!.forkTraced = true;
     if (parent) this.k.procs.fork(parent, child, this.forkCall(ppid));
+  }
+
+  /** Whether the fork of `pid` was run already, when the other teller's line for it was read (that line is forgotten). */
+  private otherToldFork(pid: number, teller: ForkTeller): boolean {
+    const first = this.forkTold.get(pid);
+    if (first === undefined || first === teller) return false;
+    this.forkTold.delete(pid);
+    return true;
+  }
+
+  private toldFork(pid: number, teller: ForkTeller): void {
+    this.forkTold.delete(pid);
+    this.forkTold.set(pid, teller);
+    if (this.forkTold.size > MAX_FORKS_TOLD) this.forkTold.delete(this.forkTold.keys().next().value!);
   }
 
   /** A traced call of a watched process: the execs before it all happened, however they were reported. */

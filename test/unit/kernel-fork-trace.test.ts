@@ -48,6 +48,27 @@ describe('traces of the emulated kernel through tracefs', () => {
     expect(await forks()).toHaveLength(2);
   });
 
+  it('a watched fork told by both, in either order and however late, runs once', async () => {
+    const { fs, proc, host } = kernelEmu();
+    proc.set({ pid: SHELL.pid, comm: 'sh', ppid: 1, startTime: 5 });
+    const report = (l: string) => hostEventLine({ mirror: host.mirror, syscalls: host.syscalls, traced: host.traced, observed: () => ObserveLevel.Nothing }, l);
+    const forks = async () => (await fs.readFile('trace', SHELL)).split('\n').filter((l) => / sched_process_(fork|exit):/.test(l));
+    await fs.writeFile('events/sched/sched_process_fork/enable', '1', {}, SHELL);
+    await fs.writeFile('events/sched/sched_process_exit/enable', '1', {}, SHELL);
+    host.mirror.watch(host.mirror.taskOf(SHELL.pid));
+    // The connector's line first, read when the child is gone already; then its tracer's.
+    report(`F 1 ${SHELL.pid} ${SHELL.pid} 4403 4403`);
+    report(`N ${SHELL.pid} 4403`);
+    // Its tracer's line first; the child exits and is reaped before the connector's line is read.
+    report(`N ${SHELL.pid} 4404`);
+    report('X 1 4404 4404 0');
+    report(`F 1 ${SHELL.pid} ${SHELL.pid} 4404 4404`);
+    const lines = await forks();
+    expect(lines.filter((l) => l.includes('child_pid=4403'))).toHaveLength(1);
+    expect(lines.filter((l) => l.includes('child_pid=4404'))).toHaveLength(1);
+    expect(lines.filter((l) => l.includes('sched_process_exit: comm=sh pid=4404'))).toHaveLength(1);
+  });
+
   it('sched_switch shows switches on every CPU within a second, with plausible prev and next', async () => {
     const { k, fs, proc } = kernelEmu({ cpus: 4, activity: 1, virtualClock: true });
     k.stop();
