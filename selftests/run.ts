@@ -11,7 +11,8 @@ import { isAbsolute, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runExec } from '../src/exec/exec.js';
 import { controlRequest } from '../src/daemon/control.js';
-import { readState, statePaths } from '../src/daemon/state.js';
+import { isAlive, readState, statePaths } from '../src/daemon/state.js';
+import { expectSystemError } from '../src/host/system_error.js';
 import {
   compareWithExpectations,
   type Comparison,
@@ -197,10 +198,23 @@ export async function startEmulator(kernel: string, log: (m: string) => void, ke
   // The kernel options Debian builds without, on: ftrace/fgraph-profiler, func_profile_stat,
   // func_profiler, fgraph-retval and remotes/hypervisor/* then run (they are UNSUPPORTED on Debian's kernels).
   await runCli(['mount', dir, '--daemon', '--kernel', kernel, '--features', SELFTEST_FEATURES.join(',')], log);
+  // A run that ends without stop() (a second signal exits at once) still takes its daemon and mount down with it.
+  const daemon = readState(dir)?.pid;
+  log(`a ${kernel} emulator at ${dir} (daemon pid ${daemon ?? '?'})`);
+  const orphaned = () => {
+    if (daemon === undefined || !isAlive(daemon)) return;
+    try {
+      process.kill(daemon, 'SIGTERM');
+    } catch (e) {
+      expectSystemError(e); // gone meanwhile
+    }
+  };
+  process.on('exit', orphaned);
   await preloadModules(dir);
   return {
     dir,
     async stop() {
+      process.off('exit', orphaned);
       try {
         await runCli(['unmount', dir], log);
       } finally {

@@ -160,4 +160,25 @@ describe.skipIf(!!skip)(`tracefs-emu mount/unmount/status${skip ? ` (skipped: ${
     expect(run.output()).toContain('SIGTERM: stopped after 7.2');
     expect((await sh('ps -eo args= | grep -cx "sleep 61.25"')).stdout).toBe('0\n');
   }, 90_000);
+
+  it("exits at once on a second signal, and takes the run's daemon and mount down with it", async () => {
+    const dir = `${base}/fake-selftests-2`;
+    mkdirSync(`${dir}/test.d`, { recursive: true });
+    writeFileSync(`${dir}/test.d/wait.tc`, '#!/bin/sh\n# description: waits\nsleep 60\n');
+    writeFileSync(`${dir}/ftracetest`, '#!/bin/sh\necho "=== Ftrace unit tests ==="\nsleep 62.25\n');
+    chmodSync(`${dir}/ftracetest`, 0o755);
+    const run = startCli(['selftests', '--selftests', dir, '--results', `${base}/fake-results-2`, 'wait.tc'], env, /=== Ftrace unit tests ===/, 60_000);
+    await run.started;
+    // The run's own mount, as it says.
+    const mnt = / emulator at (\S+) /.exec(run.output())?.[1];
+    expect(mnt).toMatch(/emu-selftests-/);
+    expect(await mountedType(mnt!)).toBe('fuse.tracefs');
+    run.child.kill('SIGTERM');
+    // The second once the first is acted on (two sent at once are one pending signal), before the run's own unmount.
+    expect(await waitUntil(async () => run.output().includes('SIGTERM: stopping ftracetest'), 5000, 5)).toBe(true);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toEqual({ code: 143, signal: null });
+    expect(run.output()).not.toContain('SIGTERM: stopped after');
+    expect(await waitUntil(async () => (await mountedType(mnt!)) === undefined, 5000)).toBe(true);
+  }, 90_000);
 });
