@@ -67,6 +67,7 @@ function kernelKallsymsEnv(kernel: Kernel): KallsymsEnv {
     },
     countFtraceFilter(word) {
       const g = parseFilterRegex(word);
+      if (g.type === MatchType.Full) return t.byName(g.search).filter((f) => f.traceable).length;
       const fns = t.traceable();
       if (g.type === MatchType.Index) {
         const i = filterIndex(g.search);
