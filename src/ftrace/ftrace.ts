@@ -124,7 +124,6 @@ export class Ftrace {
       else if (state === 'going') this.releaseMod(mod.def.name);
     });
     this.site = new Uint8Array(table.functions.length);
-    this.active = new Uint8Array(this.records.count);
     this.siteOps = new Array(table.functions.length);
     this.trampolines = new TrampolineSpace(kernel.profile.trampolineBase);
     this.exec.fentry = (ip, parentIp, regs, task, fn) => this.fentry(ip, parentIp, regs, task, fn);
@@ -249,11 +248,12 @@ export class Ftrace {
     this.site[id] = site;
     this.siteOps[id] = ops;
     this.exec.patchFentry(id, site !== Site.Nop);
-    this.active[r] = site === Site.Nop ? 0 : 1;
+    if (site === Site.Nop) this.active.delete(r);
+    else this.active.add(r);
   }
 
-  /** Per record: whether its call site is patched. */
-  private readonly active: Uint8Array;
+  /** The records whose call sites are patched (a few, mostly: a change of the static caller re-points only these). */
+  private readonly active = new Set<number>();
 
   // ------------------------------------------------------------------ records
 
@@ -363,8 +363,9 @@ export class Ftrace {
     const flags = this.records.flags;
     if (caller.site !== this.lastCaller.site || caller.ops !== this.lastCaller.ops) {
       const active = this.active;
-      for (let i = 0; i < n; i++) if (flags[list[i]!]! & FTRACE_FL_ENABLED) active[list[i]!] = 1;
-      for (let r = 0; r < active.length; r++) if (active[r]) this.updateSite(r, caller);
+      for (let i = 0; i < n; i++) if (flags[list[i]!]! & FTRACE_FL_ENABLED) active.add(list[i]!);
+      // (updateSite() drops a record it unpatches from the set: deleting the current member is safe in a Set's loop)
+      for (const r of active) this.updateSite(r, caller);
     } else {
       for (let i = 0; i < n; i++) this.updateSite(list[i]!, caller);
     }
