@@ -17,7 +17,7 @@ export interface Load {
   /** Requests the native side answered from cached files (no JS), by kind. */
   cachedAnswers?: Record<string, number>;
   kernel: { calls: number; unseenSubtrees: number; forks: number; execs: number; exits: number; tasks: number };
-  host?: { lines: number; syscalls: number };
+  host?: { lines: number; syscalls: number; ackTimeouts?: number };
 }
 
 /** One test's share. */
@@ -91,8 +91,9 @@ export function benchReport(total: TestCost, first: Load, last: Load, tests: Tes
     kinds.push([`${k} (cached)`, count, '-', '-', '-', '-', '-']);
   }
   const median = [...tests].map((t) => t.wallMs).sort((a, b) => a - b)[Math.floor(tests.length / 2)] ?? 0;
+  const unacked = (last.host?.ackTimeouts ?? 0) - (first.host?.ackTimeouts ?? 0);
   const lines = [
-    `selftests bench: ${tests.length} tests in ${s(total.wallMs)} s wall (median ${s(median)} s); daemon CPU ${s(total.cpuMs)} s; ${total.requests} FUSE requests (${s(total.requestMs)} s answering) and ${cached} answered natively from cached files; ${total.forks} processes forked; ${total.calls} emulated calls; ${total.reported} watched calls replayed; daemon RSS ${fmt(last.memory.rss / 2 ** 20, 0)} MiB`,
+    `selftests bench: ${tests.length} tests in ${s(total.wallMs)} s wall (median ${s(median)} s); daemon CPU ${s(total.cpuMs)} s; ${total.requests} FUSE requests (${s(total.requestMs)} s answering) and ${cached} answered natively from cached files; ${total.forks} processes forked; ${total.calls} emulated calls; ${total.reported} watched calls replayed${unacked ? ` (${unacked} answers sent before the watchers acknowledged)` : ''}; daemon RSS ${fmt(last.memory.rss / 2 ** 20, 0)} MiB`,
     '',
     table(['request', 'count', 'total s', 'mean µs', 'p50 µs', 'p99 µs', 'max ms'], kinds),
     '',

@@ -83,9 +83,13 @@ export class HostDriver {
     if (eventsFifo) this.sched?.start();
   }
 
-  /** What the machine reported so far: process events and watched calls read, calls replayed (the daemon's `load`). */
-  get reported(): { lines: number; syscalls: number } {
-    return { lines: this.events?.lines ?? 0, syscalls: this.syscalls.reported + this.traced.reported };
+  /**
+   * What the machine reported so far: process events and watched calls
+   * read, calls replayed, and answers that could not wait for the watchers
+   * any longer (the daemon's `load`).
+   */
+  get reported(): { lines: number; syscalls: number; ackTimeouts: number } {
+    return { lines: this.events?.lines ?? 0, syscalls: this.syscalls.reported + this.traced.reported, ackTimeouts: this.events?.ackTimeouts ?? 0 };
   }
 
   /**

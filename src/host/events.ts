@@ -31,6 +31,8 @@ export interface HostEvents {
   drain(): void;
   /** Lines handled so far. */
   readonly lines: number;
+  /** Answers to requests that raised the level sent without every watcher's acknowledgement. */
+  readonly ackTimeouts: number;
   /**
    * Tells the watchers what the kernel can see now (written only when it
    * changed). A rise by a request of thread `requester` returns what its
@@ -202,6 +204,9 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
     observe,
     get lines() {
       return lines;
+    },
+    get ackTimeouts() {
+      return observeSwitch?.timeouts ?? 0;
     },
   };
 }

@@ -11,8 +11,13 @@
 import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { expectSystemError } from './system_error.js';
 
-/** How long an answer waits for a watcher that does not acknowledge (a stuck or dying one). */
-const ACK_TIMEOUT_MS = 200;
+/**
+ * How long an answer waits for a watcher that does not acknowledge (a stuck
+ * or dying one). A live watcher on a saturated machine can take a scheduler
+ * latency or two to wake: answering before it acts would let the
+ * requester's next calls go unseen.
+ */
+const ACK_TIMEOUT_MS = 1000;
 /** How often the FIFO is read while an answer waits. */
 const ACK_POLL_MS = 1;
 
@@ -40,6 +45,8 @@ export class ObserveSwitch {
   /** Watchers that said hello (`W pid`), with the last switch each acknowledged. */
   private readonly watchers = new Map<number, number>();
   private waits: AckWait[] = [];
+  /** Answers that went out without every live watcher's acknowledgement. */
+  timeouts = 0;
   private timer?: NodeJS.Timeout;
 
   constructor(
@@ -96,7 +103,10 @@ export class ObserveSwitch {
     this.drain();
     const now = Date.now();
     this.waits = this.waits.filter((w) => {
-      if (this.pending(w.gen) && now < w.deadline) return true;
+      if (this.pending(w.gen)) {
+        if (now < w.deadline) return true;
+        this.timeouts++;
+      }
       w.done();
       return false;
     });
