@@ -296,8 +296,23 @@ export class HostSyscalls {
     return { vfs: m.vfs, dentry: m.vfs.dentry(rel.replace(/^\/+/, ''), { ino: ino ?? 0, mode }) };
   }
 
+  /**
+   * The mounts the task's process sees; for a process gone by the time its
+   * calls are read (they are reported after they ran), its nearest living
+   * ancestor's: a child shares its parent's mount namespace unless it made
+   * its own.
+   */
+  private mountTable(task: Task): readonly MountInfo[] {
+    let t: Task | undefined = task;
+    for (let depth = 0; t && t.pid > 0 && depth < MAX_ANCESTORS_ASKED; depth++, t = this.k.tasks.get(t.ppid)) {
+      const table = this.src.mounts?.(t.pid);
+      if (table) return table;
+    }
+    return NO_MOUNTS;
+  }
+
   private mountOf(task: Task, abs: string): HostMount {
-    const table = this.src.mounts?.(task.pid) ?? NO_MOUNTS;
+    const table = this.mountTable(task);
     let byPath = this.mountsByPath.get(table);
     if (!byPath) this.mountsByPath.set(table, (byPath = new Map()));
     let info = byPath.get(abs);
@@ -328,6 +343,9 @@ export class HostSyscalls {
 }
 
 const NO_MOUNTS: readonly MountInfo[] = [];
+
+/** How far up a gone process's ancestors its mounts are looked for. */
+const MAX_ANCESTORS_ASKED = 8;
 /** What a path on no mount the table knows is on. */
 const ROOTFS: MountInfo = { id: 1, mountPoint: '/', fstype: 'rootfs', source: 'rootfs', options: '', dev: '0:0' };
 
