@@ -81,7 +81,8 @@
  *
  *   ret       the result the call returned (-errno on failure)
  *   file      the file the call is on: the target of its fd argument
- *             (/proc/PID/fd/N: a path, pipe:[ino], socket:[ino], ...), or
+ *             (/proc/PID/fd/N: a path, pipe:[ino], socket:[ino] PROTO
+ *             with the protocol sockfs names it by, ...), or
  *             the absolute path of its path argument; empty otherwise
  *   addr data user memory the call used, at addr (hex), escaped as the
  *             strings are (NULs as \000), at most USER_DATA_MAX bytes: a
@@ -140,6 +141,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
@@ -280,6 +282,23 @@ static void proc_link(pid_t pid, const char *what, char *out, size_t n)
 	snprintf(p, sizeof(p), "/proc/%d/%s", pid, what);
 	ssize_t r = readlink(p, out, n - 1);
 	out[r < 0 ? 0 : r] = 0;
+}
+
+/*
+ * A socket's protocol as sockfs names it (`TCP`, `UNIX-STREAM`, `UDPv6`...),
+ * appended to its fd's target after a space: the calls on it run that
+ * protocol's code, and by the time the line is read the socket may be gone.
+ */
+static void socket_protocol(pid_t pid, int fd, char *target, size_t n)
+{
+	char p[64], proto[32];
+	snprintf(p, sizeof(p), "/proc/%d/fd/%d", pid, fd);
+	ssize_t r = getxattr(p, "system.sockprotoname", proto, sizeof(proto) - 1);
+	if (r <= 0)
+		return;
+	proto[r] = 0;
+	size_t len = strlen(target);
+	snprintf(target + len, n - len, " %s", proto);
 }
 
 /* The first line of /proc/PID/<what>, without its newline. */
@@ -929,6 +948,8 @@ static void on_entry(pid_t tid, struct tracee *t, const struct __ptrace_syscall_
 			char what[32];
 			snprintf(what, sizeof(what), "fd/%d", fd);
 			proc_link(tid, what, abs, sizeof(abs));
+			if (strncmp(abs, "socket:", 7) == 0)
+				socket_protocol(tid, fd, abs, sizeof(abs));
 		}
 		break;
 	}

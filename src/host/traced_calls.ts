@@ -88,12 +88,15 @@ const BLOCKS: Record<string, string> = {
 /**
  * The kind of file a call is on, as the `call:` blocks name them
  * (tools/kernel-paths/calls.mjs): `pipe`, `chr` (/dev/null), `anon` (an
- * mmap of no file), or the filesystem of a path (`tmpfs`: what the trees
- * of other filesystems' files do was not captured); undefined for the rest.
+ * mmap of no file), a socket's protocol (`tcp`, `tcpv6`, `unix-stream`, ...:
+ * the watcher adds sockfs's name to `socket:[ino]`), or the
+ * filesystem of a path (`tmpfs`, `devpts` for a terminal: what the trees of
+ * other filesystems' files do was not captured); undefined for the rest.
  */
-function fileKind(name: string, file: string, fsType: (abs: string) => string): string | undefined {
+export function fileKind(name: string, file: string, fsType: (abs: string) => string): string | undefined {
   if (name === 'mmap' && !file) return 'anon';
   if (file.startsWith('pipe:')) return 'pipe';
+  if (file.startsWith('socket:')) return /^socket:\[\d+\] (\S+)$/.exec(file)?.[1]!.toLowerCase();
   if (file === '/dev/null') return 'chr';
   if (!file.startsWith('/')) return undefined;
   return fsType(file);

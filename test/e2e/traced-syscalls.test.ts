@@ -255,6 +255,41 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
     expect(lengthsOff(traced)).toEqual(lengthsOff(strace));
   }, 180_000);
 
+  /** The function tracer on `filter` while `cmd` runs under exec: the trace's lines (`comm: function <-parent`). */
+  async function functions(filter: string, cmd: string): Promise<string[]> {
+    const script = [
+      'cd /sys/kernel/tracing',
+      'echo > trace',
+      `echo '${filter}' > set_ftrace_filter`,
+      'echo 1 > tracing_on',
+      'echo function > current_tracer',
+      cmd,
+      'echo 0 > tracing_on',
+      'cat trace',
+      // (a new tracer empties the buffer: read first)
+      'echo nop > current_tracer',
+      'echo > set_ftrace_filter',
+      'echo 1 > tracing_on',
+    ].join('\n');
+    const r = await run(process.execPath, [CLI, 'exec', '--mount', mnt, '--', '/bin/sh', '-c', script], env);
+    expect(r.code, r.stderr).toBe(0);
+    return r.stdout.split('\n').filter((l) => !l.startsWith('#') && l.trim()).map((l) => l.replace(/^\s*(\S+?)-\d+ .*?: /, '$1: '));
+  }
+
+  it.skipIf(!existsSync('/usr/bin/script'))('a write to a terminal and a read of it run the tty layer (a shell on the pty script(1) makes)', async () => {
+    const l = await functions('pty_write n_tty_read', `SHELL=/bin/sh script -qc 'echo hi; head -c 1 > /dev/null' /dev/null < /etc/hostname > /dev/null`);
+    expect(l, l.join('\n')).toContain('sh: pty_write <-n_tty_write');
+    expect(l, l.join('\n')).toContain('head: n_tty_read <-tty_read');
+  }, 180_000);
+
+  it.skipIf(!existsSync('/usr/bin/perl'))('a TCP socket read and written over loopback runs the TCP stack', async () => {
+    const perl = `my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1:0") or die; my $p = $s->sockport; if (!fork) { my $c = IO::Socket::INET->new("127.0.0.1:$p") or die; syswrite($c, "hi"); exit 0 } my $a = $s->accept; sysread($a, my $b, 2); wait; close($a)`;
+    const l = await functions('tcp_sendmsg tcp_recvmsg tcp_close', `perl -MIO::Socket::INET -e '${perl}'`);
+    expect(l, l.join('\n')).toContain('perl: tcp_sendmsg <-inet_sendmsg');
+    expect(l, l.join('\n')).toContain('perl: tcp_recvmsg <-inet_recvmsg');
+    expect(l.some((x) => /^perl: tcp_close <-/.test(x)), l.join('\n')).toBe(true);
+  }, 180_000);
+
   it.skipIf(!existsSync('/usr/bin/perf'))('perf ftrace -G vfs_read shows vfs_read called by cat, with its call tree', async () => {
     const r = await run(process.execPath, [CLI, 'exec', '--mount', mnt, '--', 'perf', 'ftrace', '-G', 'vfs_read', '--', 'cat', '/etc/hostname'], env);
     expect(r.code, r.stderr).toBe(0);

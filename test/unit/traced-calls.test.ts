@@ -111,6 +111,28 @@ describe.each(SERIES)('traced calls (%s)', (series) => {
     expect(l.filter((x) => x !== 'vfs_read <-kernel_read')).toEqual(['vfs_read <-ksys_read', expect.stringMatching(/^(anon_)?pipe_read <-vfs_read$/), 'vfs_read <-ksys_read', 'read_null <-vfs_read']);
   });
 
+  it('a TCP socket and a terminal run what the real kernel runs for them; a unix socket keeps the generic tree', async () => {
+    const { w, lines, report, proc } = setup();
+    proc.mountTable.push({ id: 2, mountPoint: '/dev/pts', fstype: 'devpts', source: 'devpts', options: 'rw', dev: '0:25' });
+    await w('set_ftrace_filter', 'tcp_recvmsg tcp_sendmsg tcp_close pty_write n_tty_read unix_stream_recvmsg');
+    await w('current_tracer', 'function');
+    const calls = async (file: string, ...rec: [number, number, bigint[]][]): Promise<string[]> => {
+      await w('trace', '');
+      for (const [nr, ret, args] of rec) report(tline(nr, ret, args, file, SH.pid, 'nc'));
+      // (each function once: a terminal's write may call pty_write once per chunk of output)
+      return [...new Set((await lines()).filter((x) => x.includes('nc-4321')).map((x) => x.replace(/^.*: /, '').replace(/ <-.*$/, '')))];
+    };
+    const rw: [number, number, bigint[]][] = [
+      [0, 3, [3n, 0x7ffd1000n, 4096n]],
+      [1, 3, [3n, 0x7ffd1000n, 3n]],
+    ];
+    expect(await calls('socket:[4243] TCP', ...rw, [3, 0, [3n]])).toEqual(['tcp_recvmsg', 'tcp_sendmsg', 'tcp_close']);
+    expect(await calls('/dev/pts/3', ...rw)).toEqual(['n_tty_read', 'pty_write']);
+    // A unix socket's trees were not captured: the generic ones run, with no protocol's functions.
+    expect(await calls('socket:[4244] UNIX-STREAM', ...rw)).toEqual([]);
+    expect(await calls('socket:[4245] TCPv6', ...rw.slice(0, 1), [3, 0, [3n]])).toEqual(['tcp_recvmsg', 'tcp_close']);
+  });
+
   it('calls the process events run are not run again: the parent\'s clone, a reaping wait4; a traced exec runs once', async () => {
     const { w, lines, report, host, proc } = setup();
     await w('events/raw_syscalls/enable', '1');

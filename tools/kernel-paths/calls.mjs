@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // Adds to data/kernel-<series>/call-paths.txt.br the `call:` blocks: what the
 // real kernel runs for the system calls every program makes, by the kind of
-// file they are on — read and write on a file on tmpfs, a pipe, /dev/null;
-// close of a file on tmpfs and of a pipe; an anonymous mmap; a stat of a
-// path on tmpfs; getdents64 of a tmpfs directory — cut out of the traces
+// file they are on — read and write on a file on tmpfs, a pipe, /dev/null,
+// a TCP socket (IPv4; read on IPv6 too), a terminal (devpts); close of a file
+// on tmpfs, a pipe, a TCP socket (IPv4, IPv6); an anonymous mmap; a stat of a path on tmpfs; getdents64 of a
+// tmpfs directory — cut out of the traces
 // tools/oracle/kernel-paths-calls.sh takes. The emulated kernel replays them
 // for the calls `tracefs-emu exec`'s watcher traces (src/host/traced_calls.ts),
 // named `call:<syscall>:<kind>`. Each block has one hole, `$op`, as the last
@@ -56,6 +57,18 @@ call('call:close:pipe', 'cat-pipe', '__x64_sys_close', { comm: 'sh', marker: /pi
 call('call:mmap:anon', 'cat-null', '__x64_sys_mmap', { comm: 'cat' });
 call('call:newfstatat:tmpfs', 'ls-dir', '__x64_sys_newfstatat', { comm: 'ls', where: notTracefs, marker: 'vfs_statx' });
 call('call:getdents64:tmpfs', 'ls-dir', '__x64_sys_getdents64', { comm: 'ls', where: notTracefs, marker: 'iterate_dir' });
+// busybox nc copies between its socket and stdin/stdout with read() and write(): its server listens on IPv6
+// (inet6_*), its client connects over IPv4 (inet_*) and exits without a close(); busybox telnetd, bound to
+// 127.0.0.1, reads its client's input and closes the connection. The watcher names a socket's protocol: TCP, TCPv6.
+const v4 = (n) => !has(n, /^inet6_/);
+call('call:read:tcp', 'tty-pty', '__x64_sys_read', { comm: 'telnetd', resultFn: 'vfs_read', marker: 'inet_recvmsg' });
+call('call:read:tcpv6', 'nc-tcp', '__x64_sys_read', { comm: 'nc', resultFn: 'vfs_read', marker: 'inet6_recvmsg' });
+call('call:write:tcp', 'nc-tcp', '__x64_sys_write', { comm: 'nc', resultFn: 'vfs_write', marker: 'inet_sendmsg' });
+call('call:close:tcp', 'tty-pty', '__x64_sys_close', { comm: 'telnetd', marker: 'tcp_close', where: v4 });
+call('call:close:tcpv6', 'nc-tcp', '__x64_sys_close', { comm: 'nc', marker: 'inet6_release' });
+// The shell on the terminal writes its prompt there (busybox cat sends files with sendfile); head reads it.
+call('call:read:devpts', 'tty-pty', '__x64_sys_read', { comm: 'head', resultFn: 'vfs_read', marker: 'n_tty_read' });
+call('call:write:devpts', 'tty-pty', '__x64_sys_write', { comm: 'sh', resultFn: 'vfs_write', marker: 'pty_write' });
 
 const file = join(root, 'data', `kernel-${series}`, 'call-paths.txt.br');
 const { lines, bytes } = replaceBlocks(file, 'call:', blocks);

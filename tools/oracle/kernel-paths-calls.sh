@@ -1,7 +1,8 @@
 # Oracle snippet: what the real kernel runs for the system calls every
 # program makes, on the kinds of file they are made on (a regular file, a
 # pipe, /dev/null, a directory) — what `tracefs-emu exec`'s watcher traces
-# and src/host/traced_calls.ts replays.
+# and src/host/traced_calls.ts replays; and on a TCP socket (busybox nc over
+# loopback) and a terminal (a shell busybox telnetd runs on a pseudo-terminal).
 # Run:  cat tools/oracle/capture.sh tools/oracle/kernel-paths-calls.sh | kernel-oracle [--series 6.12] --out OUTDIR run -
 #   op-calls-*.txt.gz  function_graph of the system calls of one operation
 #   mounts.txt         the guest's mounts (which filesystem each path was on)
@@ -12,4 +13,8 @@ op dd-file 'dd if=/tmp/emu-calls/file of=/dev/null bs=4096 2>/dev/null'
 op cat-pipe 'echo hi | cat > /dev/null'
 op cat-null 'cat /dev/null'
 op ls-dir 'ls /tmp/emu-calls > /dev/null'
+op nc-tcp 'nc -l -p 5555 > /dev/null & sleep 1; echo hi | nc 127.0.0.1 5555; wait'
+telnetd -l /bin/sh -b 127.0.0.1:2323
+op tty-pty '(sleep 0.5; echo "head -c 1 > /dev/null"; sleep 0.5; echo x; sleep 0.5; echo "cat /tmp/emu-calls/file"; sleep 0.5; echo exit) | telnet 127.0.0.1 2323 > /dev/null 2>&1; sleep 1'
+killall telnetd
 capture_end
