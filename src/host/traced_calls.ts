@@ -93,7 +93,7 @@ const BLOCKS: Record<string, string> = {
  * filesystem of a path (`tmpfs`, `devpts` for a terminal: what the trees of
  * other filesystems' files do was not captured); undefined for the rest.
  */
-export function fileKind(name: string, file: string, fsType: (abs: string) => string): string | undefined {
+function fileKind(name: string, file: string, fsType: (abs: string) => string): string | undefined {
   if (name === 'mmap' && !file) return 'anon';
   if (file.startsWith('pipe:')) return 'pipe';
   if (file.startsWith('socket:')) return /^socket:\[\d+\] (\S+)$/.exec(file)?.[1]!.toLowerCase();
