@@ -13,11 +13,11 @@ import { expectSystemError } from './system_error.js';
 
 /**
  * How long an answer waits for a watcher that does not acknowledge (a stuck
- * or dying one). A live watcher on a saturated machine can take a scheduler
- * latency or two to wake: answering before it acts would let the
- * requester's next calls go unseen.
+ * or dying one; answers sent without it are counted in `timeouts`). Longer
+ * waits (1 s) stalled a shell loop for seconds under a probe: some waits
+ * end only by timing out, so each costs this much.
  */
-const ACK_TIMEOUT_MS = 1000;
+const ACK_TIMEOUT_MS = 200;
 /** How often the FIFO is read while an answer waits. */
 const ACK_POLL_MS = 1;
 
