@@ -13,9 +13,9 @@ import { expectSystemError } from './system_error.js';
 
 /**
  * How long an answer waits for a watcher that does not acknowledge (a stuck
- * or dying one; answers sent without it are counted in `timeouts`). Longer
- * waits (1 s) stalled a shell loop for seconds under a probe: some waits
- * end only by timing out, so each costs this much.
+ * or dying one). Answers sent without it are counted (`timeouts`): on a
+ * saturated machine a live watcher may be that slow to wake, and the
+ * requester's next calls could then go unseen.
  */
 const ACK_TIMEOUT_MS = 200;
 /** How often the FIFO is read while an answer waits. */
