@@ -192,11 +192,18 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
     expect(table(traced)).toEqual(table(strace));
   }, 180_000);
 
+  /** A shell script (one command per line) run under exec, its status checked: what it printed. */
+  async function execScript(lines: string[]): Promise<string> {
+    const r = await run(process.execPath, [CLI, 'exec', '--mount', mnt, '--', '/bin/sh', '-c', lines.join('\n')], env);
+    expect(r.code, r.stderr).toBe(0);
+    return r.stdout;
+  }
+
   it('fetch args read the real user buffers: what echo wrote, what cat read, the path open was given', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'e2e-traced-ustr-'));
     try {
       const file = join(dir, 'note.txt');
-      const script = [
+      const out = await execScript([
         'cd /sys/kernel/tracing',
         'echo "p:wr vfs_write s=+0(%si):ustring" > kprobe_events',
         'echo "r:rd vfs_read s=+0(\\$arg2):ustring" >> kprobe_events',
@@ -206,12 +213,10 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
         'echo 0 > events/kprobes/enable',
         'grep -a -E " (wr|rd|op): " trace',
         'echo > kprobe_events',
-      ].join('\n');
-      const r = await run(process.execPath, [CLI, 'exec', '--mount', mnt, '--', '/bin/sh', '-c', script], env);
-      expect(r.code, r.stderr).toBe(0);
-      expect(r.stdout).toMatch(/ wr: \(vfs_write\+0x[0-9a-f]+\/0x[0-9a-f]+\) s="ustring-written/);
-      expect(r.stdout).toMatch(/ rd: \(.*<- vfs_read\) s="ustring-written/);
-      expect(r.stdout).toContain(`f="${file}"`);
+      ]);
+      expect(out).toMatch(/ wr: \(vfs_write\+0x[0-9a-f]+\/0x[0-9a-f]+\) s="ustring-written/);
+      expect(out).toMatch(/ rd: \(.*<- vfs_read\) s="ustring-written/);
+      expect(out).toContain(`f="${file}"`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -257,7 +262,7 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
 
   /** The function tracer on `filter` while `cmd` runs under exec: the trace's lines (`comm: function <-parent`). */
   async function functions(filter: string, cmd: string): Promise<string[]> {
-    const script = [
+    const out = await execScript([
       'cd /sys/kernel/tracing',
       'echo > trace',
       `echo '${filter}' > set_ftrace_filter`,
@@ -270,10 +275,8 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
       'echo nop > current_tracer',
       'echo > set_ftrace_filter',
       'echo 1 > tracing_on',
-    ].join('\n');
-    const r = await run(process.execPath, [CLI, 'exec', '--mount', mnt, '--', '/bin/sh', '-c', script], env);
-    expect(r.code, r.stderr).toBe(0);
-    return r.stdout.split('\n').filter((l) => !l.startsWith('#') && l.trim()).map((l) => l.replace(/^\s*(\S+?)-\d+ .*?: /, '$1: '));
+    ]);
+    return out.split('\n').filter((l) => !l.startsWith('#') && l.trim()).map((l) => l.replace(/^\s*(\S+?)-\d+ .*?: /, '$1: '));
   }
 
   it.skipIf(!existsSync('/usr/bin/script'))('a write to a terminal and a read of it run the tty layer (a shell on the pty script(1) makes)', async () => {
