@@ -352,15 +352,14 @@ export class ProcessMirror {
     const known = this.k.tasks.process(pid);
     if (known && !known.exited && !this.staleAtFork(known, pid)) {
       // Mirrored already from a call it made: that ran its fork.
-      if (teller === 'tracer' || (tgid === pid && this.watched(known))) this.toldFork(pid, teller);
+      this.toldFork(pid, tgid, teller, this.watched(known));
       return;
     }
     if (known) this.exited(known);
     const parent = this.ensure(ppid, 0) ?? this.k.tasks.get(1);
     // The host's kernel threads (kthreadd's children) are its own: the emulated kernel has its kthreads.
     if (parent?.kthread) return;
-    // Only a new process (not a thread) of a watched one is told of by its tracer too.
-    if (teller === 'tracer' || (tgid === pid && parent && this.watched(parent))) this.toldFork(pid, teller);
+    this.toldFork(pid, tgid, teller, parent !== undefined && this.watched(parent));
     const info: ProcInfo = this.src.stat(pid) ?? { pid, tgid, comm: parent?.comm ?? '<...>', ppid, cpu: cpu ?? parent?.cpu ?? 0, startTime: 0 };
     const child = this.adopt({ ...info, pid, tgid, ppid: tgid === pid ? ppid : (parent?.ppid ?? ppid), comm: parent?.comm ?? info.comm, cpu: cpu ?? info.cpu }, true, parent);
     if (parent) this.k.procs.fork(parent, child, this.forkCall(ppid));
@@ -374,7 +373,9 @@ export class ProcessMirror {
     return true;
   }
 
-  private toldFork(pid: number, teller: ForkTeller): void {
+  /** Remembers who told of a fork the other teller will tell of too: a new process (not a thread) of a watched one. */
+  private toldFork(pid: number, tgid: number, teller: ForkTeller, watched: boolean): void {
+    if (teller === 'connector' && (tgid !== pid || !watched)) return;
     this.forkTold.delete(pid);
     this.forkTold.set(pid, teller);
     if (this.forkTold.size > MAX_FORKS_TOLD) this.forkTold.delete(this.forkTold.keys().next().value!);

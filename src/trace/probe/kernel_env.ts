@@ -34,6 +34,8 @@ function kernelKallsymsEnv(kernel: Kernel): KallsymsEnv {
   // is_ksym_addr(): with KALLSYMS_ALL, vmlinux addresses between _stext and _end (per-cpu offsets are not)
   const start = t.lookupName('_stext', '')?.addr ?? 0n;
   const end = t.lookupName('_end', '')?.addr ?? (1n << 64n) - 1n;
+  /** How many traceable functions have this exact name (one per module that has it). */
+  const traceableNamed = (name: string): number => t.byName(name).filter((f) => f.traceable).length;
   return {
     lookupName(name) {
       const colon = name.indexOf(':');
@@ -60,14 +62,14 @@ function kernelKallsymsEnv(kernel: Kernel): KallsymsEnv {
     },
     moduleLoaded: (name) => t.hasModule(name),
     countTraceable(glob) {
-      if (!GLOB.test(glob)) return t.byName(glob).filter((f) => f.traceable).length;
+      if (!GLOB.test(glob)) return traceableNamed(glob);
       let n = 0;
       for (const f of t.traceable()) if (globMatch(glob, f.name)) n++;
       return n;
     },
     countFtraceFilter(word) {
       const g = parseFilterRegex(word);
-      if (g.type === MatchType.Full) return t.byName(g.search).filter((f) => f.traceable).length;
+      if (g.type === MatchType.Full) return traceableNamed(g.search);
       const fns = t.traceable();
       if (g.type === MatchType.Index) {
         const i = filterIndex(g.search);
