@@ -21,7 +21,8 @@ export class RingBuffer implements RingBufferParent {
   lengthWord = false;
   /** ring_buffer_record_disable() nesting (tracing stopped, resize...). */
   recordDisabled = 0;
-  private readonly waiters = new Set<{ cpu: number; wake: Waiter }>();
+  /** Readers waiting for data: on which CPU (or any), and how full it must be (percent; 0: any data). */
+  private readonly waiters = new Map<Waiter, { cpu: number; full: number }>();
   private wakePending = false;
 
   constructor(
@@ -148,27 +149,44 @@ export class RingBuffer implements RingBufferParent {
 
   // ------------------------------------------------------------ waiting readers
 
-  /** Registers a reader waiting for data on `cpu` (or any); returns the unregister function. */
-  addWaiter(cpu: number, wake: Waiter): () => void {
-    const w = { cpu, wake };
-    this.waiters.add(w);
-    return () => this.waiters.delete(w);
+  /**
+   * Registers a reader waiting for data on `cpu` (or any), woken once at
+   * least `full` percent of that CPU's buffer is written (0: any data), as
+   * ring_buffer_wait() and ring_buffer_poll_wait() do; returns the
+   * unregister function. A waiter registered again (a poll of the same
+   * file) is kept once, with its latest condition.
+   */
+  addWaiter(cpu: number, wake: Waiter, full = 0): () => void {
+    const w = { cpu, full };
+    this.waiters.set(wake, w);
+    return () => {
+      if (this.waiters.get(wake) === w) this.waiters.delete(wake);
+    };
   }
 
   /** Wakes every waiter (ring_buffer_wake_waiters()); they re-check their condition. */
   wakeWaiters(): void {
-    const all = [...this.waiters];
+    const all = [...this.waiters.keys()];
     this.waiters.clear();
-    for (const w of all) w.wake();
+    for (const wake of all) wake();
   }
 
+  /**
+   * An event was committed on `cpu`: the waiters whose condition now holds
+   * wake (rb_wakeups()), once the burst of commits in progress is done. A
+   * reader waiting for a fuller buffer sleeps on: waking it on every event
+   * would make a poller's own system calls, traced, wake it again.
+   */
   committed(cpu: number): void {
     void cpu;
     if (this.waiters.size === 0 || this.wakePending) return;
     this.wakePending = true;
     queueMicrotask(() => {
       this.wakePending = false;
-      this.wakeWaiters();
+      const ready: Waiter[] = [];
+      for (const [wake, w] of this.waiters) if (this.watermarkHit(w.cpu, w.full)) ready.push(wake);
+      for (const wake of ready) this.waiters.delete(wake);
+      for (const wake of ready) wake();
     });
   }
 

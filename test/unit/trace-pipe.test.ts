@@ -90,6 +90,49 @@ describe('trace_pipe', () => {
     h.release();
   });
 
+  it('wakes a poller of one CPU once buffer_percent of it is written, not at every event', async () => {
+    const { fs, write } = setup();
+    await write('buffer_size_kb', '16');
+    const h = await fs.open('per_cpu/cpu0/trace_pipe_raw', O_RDONLY);
+    let woken = 0;
+    const wake = () => woken++;
+    expect(h.poll(wake)).toBe(0);
+    await write('trace_marker', 'first\n');
+    await new Promise((r) => setTimeout(r, 0));
+    // A poller's own traced system calls would wake it again and again (trace-cmd's recorders spun so).
+    expect(woken).toBe(0);
+    expect(h.poll(wake)).toBe(0);
+    // Polled twice with the same wake: woken once.
+    for (let i = 0; i < 200 && !woken; i++) {
+      await write('trace_marker', `${'x'.repeat(100)} ${i}\n`);
+      await new Promise((r) => setTimeout(r, 0));
+    }
+    expect(woken).toBe(1);
+    expect(h.poll(wake)).toBe(POLLIN | POLLRDNORM);
+    h.release();
+  });
+
+  it('wakes a blocked read of trace_pipe_raw at the first event, a splice at buffer_percent', async () => {
+    const { fs, write } = setup();
+    await write('buffer_size_kb', '16');
+    const reader = await fs.open('per_cpu/cpu0/trace_pipe_raw', O_RDONLY);
+    const splicer = await fs.open('per_cpu/cpu0/trace_pipe_raw', O_RDONLY | O_DIRECT);
+    const done: string[] = [];
+    const r = reader.read(4096, 0).then(() => done.push('read'));
+    const s = splicer.read(65536, 0).then(() => done.push('splice'));
+    await write('trace_marker', 'first\n');
+    await r;
+    expect(done).toEqual(['read']);
+    for (let i = 0; i < 200 && done.length < 2; i++) {
+      await write('trace_marker', `${'x'.repeat(100)} ${i}\n`);
+      await new Promise((res) => setTimeout(res, 0));
+    }
+    await s;
+    expect(done).toEqual(['read', 'splice']);
+    reader.release();
+    splicer.release();
+  });
+
   it('keeps the tracer from changing while open (EBUSY) and the instance from going', async () => {
     const { fs, write } = setup();
     fs.mkdir('instances/p');

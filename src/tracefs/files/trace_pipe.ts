@@ -14,10 +14,11 @@ import type { Interruption } from '../../kernel/syscall.js';
 const PIPE_READ_MAX = 8191;
 
 /**
- * Sleeps until `ready()` holds, the buffers are woken, or the reader is
- * interrupted (EINTR). Resolves false when woken without `ready()`.
+ * Sleeps until data is on `cpu` (at least `full` percent of its buffer
+ * written, when asked), the buffers are woken, or the reader is interrupted
+ * (EINTR). The caller checks again what it waited for.
  */
-export function waitOn(buffers: () => RingBuffer[], cpu: number, abort: Interruption): Promise<void> {
+export function waitOn(buffers: () => RingBuffer[], cpu: number, abort: Interruption, full = 0): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     if (abort.aborted) return reject(new KernelError('EINTR'));
     const unregs: (() => void)[] = [];
@@ -33,7 +34,7 @@ export function waitOn(buffers: () => RingBuffer[], cpu: number, abort: Interrup
       done();
       resolve();
     };
-    for (const rb of buffers()) unregs.push(rb.addWaiter(cpu, onWake));
+    for (const rb of buffers()) unregs.push(rb.addWaiter(cpu, onWake, full));
     abort.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -43,7 +44,7 @@ function pollMask(tr: TraceArray, rb: () => RingBuffer, cpu: number, wake: () =>
   if (tr.options.has('block')) return POLLIN | POLLRDNORM;
   const full = cpu === ALL_CPUS ? 0 : tr.bufferPercent;
   if (rb().watermarkHit(cpu, full)) return POLLIN | POLLRDNORM;
-  rb().addWaiter(cpu, wake);
+  rb().addWaiter(cpu, wake, full);
   return 0;
 }
 
@@ -138,7 +139,8 @@ export function tracePipeRawFile(tr: TraceArray, cpu: number, snapshot = false):
         }
         if (!cb.empty) return Buffer.alloc(0);
         if (f.flags & O_NONBLOCK) fail('EAGAIN');
-        await waitOn(() => [buffer()], cpu, abort);
+        // A read wakes for any data; a splice (tracing_buffers_splice_read()) once buffer_percent of the CPU's buffer is written.
+        await waitOn(() => [buffer()], cpu, abort, f.flags & O_DIRECT && !snapshot ? tr.bufferPercent : 0);
       }
     },
     poll(_f, wake) {
