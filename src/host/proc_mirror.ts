@@ -170,6 +170,7 @@ export class ProcessMirror {
       m.watched = true;
       m.execs ??= { reported: 0, traced: 0 };
     }
+    t.callsReported = true;
     this.k.procs.quiet(t, false);
   }
 
@@ -271,6 +272,7 @@ export class ProcessMirror {
     // A watched process's children are watched too (the seccomp filter is inherited).
     const watched = fresh && parent ? this.watched(parent) : false;
     this.mirrored.set(t, { startTime: info.startTime, watched, execInferred: false, execs: watched ? { reported: 0, traced: 0 } : undefined });
+    t.callsReported = watched;
     // The machine's other processes are followed, their lives' events fired, but their call trees are not run:
     // under a tracer on every function each would cost thousands of calls, and the machine spawns them faster.
     if (!watched && this.using !== pid) this.k.procs.quiet(t);

@@ -111,6 +111,8 @@ export class SyscallPaths {
   run<T>(task: Task, sc: Syscall, body: (task: Task) => T): T {
     // One system call at a time per task: a release that FUSE delivers while the process sleeps in another call runs bare.
     if (this.busy.has(task) || !this.k.callPaths) return this.bare(task, sc, body);
+    // FUSE polls a file from inside the caller's poll (select, epoll_ctl...), as often as it is woken: the call itself is its tracer's to report.
+    if (sc.name === 'poll' && task.callsReported) return this.bare(task, sc, body);
     task.lastSyscallNs = this.k.clock.now();
     if (!this.k.observed()) return this.bare(task, sc, body);
     return this.traced(task, sc, body, this.k.deep());

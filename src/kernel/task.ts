@@ -61,6 +61,12 @@ export class Task {
   vruntime = 0n;
   /** Kernel clock time of its last system call (ns): a process that made none for a while sleeps. */
   lastSyscallNs = 0;
+  /**
+   * Its tracer reports each of its system calls whenever anyone could see
+   * them (a process under `exec`): a poll of a file on the mount, asked
+   * from inside its poll, select or epoll call, is not a call of its own.
+   */
+  callsReported = false;
   /** Set once do_exit has run. */
   exited = false;
 

@@ -251,6 +251,23 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
     expect(seen, r.stdout.slice(0, 3000)).toEqual([...Array(rounds).keys()]);
   }, 180_000);
 
+  it.skipIf(!existsSync('/usr/bin/perl'))('a poll of a file on the mount is one system call, however often FUSE asks the file', async () => {
+    // Two polls of trace_pipe_raw (nothing to read: the second sleeps 200 ms): FUSE asks the file again at each wake-up.
+    const perl = `use IO::Poll qw(POLLIN); open(my $f, "<", "per_cpu/cpu0/trace_pipe_raw") or die; my $p = IO::Poll->new; $p->mask($f => POLLIN); $p->poll(0); $p->poll(0.2); print "pid $$\\n"`;
+    const out = await execScript([
+      'cd /sys/kernel/tracing',
+      'echo > trace',
+      'echo 1 > events/raw_syscalls/enable',
+      `perl -e '${perl}'`,
+      'echo 0 > events/raw_syscalls/enable',
+      'cat trace',
+    ]);
+    const pid = /^pid (\d+)$/m.exec(out)?.[1];
+    expect(pid, out.slice(0, 2000)).toBeDefined();
+    const polls = out.split('\n').filter((l) => new RegExp(`-${pid} .*sys_enter: NR ${SYSCALL_NR.poll} `).test(l));
+    expect(polls.map((l) => l.replace(/^.*\(([0-9a-f]+), ([0-9a-f]+), ([0-9a-f]+),.*$/, '$2 $3')), out.slice(0, 3000)).toEqual(['1 0', '1 c8']);
+  }, 180_000);
+
   it.skipIf(!existsSync('/usr/bin/ping'))('ping -c1 127.0.0.1: sockets, the echo request sent and its reply awaited', async () => {
     const { traced, strace } = await compared('/usr/bin/ping -c1 127.0.0.1');
     expect(strace.get(SYSCALL_NR.socket!)?.calls).toBeGreaterThan(0);

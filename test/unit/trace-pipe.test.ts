@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { O_DIRECT, O_NONBLOCK, O_RDONLY, POLLIN, POLLRDNORM } from '../../src/tracefs/node.js';
+import { Task } from '../../src/kernel/task.js';
+import type { Caller } from '../../src/kernel/caller.js';
+import { testEmulator } from '../helpers/emulator.js';
 import { errCode, setup, traceLines } from '../helpers/tracefs.js';
 
 describe('trace_pipe', () => {
@@ -131,6 +134,26 @@ describe('trace_pipe', () => {
     expect(done).toEqual(['read', 'splice']);
     reader.release();
     splicer.release();
+  });
+
+  it('a poll asked by FUSE is a system call of its own only for a caller whose calls its tracer does not report', async () => {
+    const { fs, kernel } = testEmulator({ callPaths: true });
+    const caller = (pid: number, reported: boolean): Caller => {
+      const t = kernel.tasks.add(new Task(pid, pid, 'poller', 1));
+      t.callsReported = reported;
+      return { pid, uid: 0, gid: 0 };
+    };
+    await fs.writeFile('events/raw_syscalls/sys_enter/enable', '1');
+    const polls = async () => (await fs.readFile('trace')).toString().split('\n').filter((l) => / sys_enter: NR 7 /.test(l)).length;
+    const h1 = await fs.open('per_cpu/cpu0/trace_pipe_raw', O_RDONLY, caller(4900, false));
+    h1.poll(() => {});
+    expect(await polls()).toBe(1);
+    const h2 = await fs.open('per_cpu/cpu0/trace_pipe_raw', O_RDONLY, caller(4901, true));
+    h2.poll(() => {});
+    h2.poll(() => {});
+    expect(await polls()).toBe(1);
+    h1.release();
+    h2.release();
   });
 
   it('keeps the tracer from changing while open (EBUSY) and the instance from going', async () => {
