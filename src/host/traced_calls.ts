@@ -90,9 +90,10 @@ const BLOCKS: Record<string, string> = {
  * The kind of file a call is on, as the `call:` blocks name them
  * (tools/kernel-paths/calls.mjs): `pipe`, `chr` (/dev/null), `anon` (an
  * mmap of no file), a socket's protocol (`tcp`, `tcpv6`, `udp`, `udpv6`,
- * `unix-stream`, `unix` for a datagram one: the watcher adds sockfs's name
- * to `socket:[ino]`; for socket and socketpair, the protocol their
- * arguments ask for), or the
+ * `unix-stream`, `unix` for a datagram one — and a SOCK_SEQPACKET one,
+ * whose calls wrap the datagram ones: the watcher adds sockfs's name to
+ * `socket:[ino]`; for socket and socketpair, the protocol their arguments
+ * ask for), or the
  * filesystem of a path (`tmpfs`, `devpts` for a terminal: what the trees of
  * other filesystems' files do was not captured); undefined for the rest.
  */
