@@ -912,6 +912,9 @@ static enum file_arg file_arg_of(long nr)
 	case 0: case 1: case 3: case 5: case 8: case 16: case 17: case 18: case 19: case 20: case 40: case 72: case 73: case 74: case 75:
 	case 77: case 78: case 81: case 91: case 93: case 138: case 187: case 190: case 193: case 196: case 199: case 217: case 221:
 	case 275: case 276: case 277: case 285: case 295: case 296: case 306: case 326: case 327: case 328:
+	/* connect ... getsockopt (but socketpair), accept4, recvmmsg, sendmmsg: their socket names the protocol. */
+	case 42: case 43: case 44: case 45: case 46: case 47: case 48: case 49: case 50: case 51: case 52: case 54: case 55:
+	case 288: case 299: case 307:
 		return ARG_FD0;
 	case 9:
 		return ARG_FD4;

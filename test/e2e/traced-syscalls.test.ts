@@ -310,6 +310,26 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
     expect(l.some((x) => /^perl: tcp_close <-/.test(x)), l.join('\n')).toBe(true);
   }, 180_000);
 
+  it.skipIf(!existsSync('/usr/bin/perl'))('a unix stream socket and UDP over loopback run their protocols\' code, call by call', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'e2e-traced-sock-'));
+    try {
+      const perl = [
+        `my $l = IO::Socket::UNIX->new(Type => SOCK_STREAM, Local => "${dir}/s", Listen => 1) or die; my $c = IO::Socket::UNIX->new(Type => SOCK_STREAM, Peer => "${dir}/s") or die`,
+        'my $a = $l->accept; send($c, "hi", 0); recv($a, my $b, 2, 0)',
+        'my $u = IO::Socket::INET->new(Proto => "udp", LocalAddr => "127.0.0.1:0") or die; my $v = IO::Socket::INET->new(Proto => "udp", PeerAddr => "127.0.0.1:" . $u->sockport) or die',
+        'send($v, "hi", 0); recv($u, $b, 2, 0)',
+      ].join('; ');
+      const fns = 'unix_stream_connect unix_accept unix_stream_sendmsg unix_stream_recvmsg udp_init_sock udp_sendmsg udp_recvmsg';
+      const l = await functions(fns, `perl -MIO::Socket::UNIX -MIO::Socket::INET -e '${perl}'`);
+      // connect, accept4, sendto and recvfrom on the unix socket; socket, sendto and recvfrom for UDP
+      for (const f of ['unix_stream_connect <-__sys_connect_file', 'unix_accept <-do_accept', 'unix_stream_sendmsg <-__sys_sendto', 'unix_stream_recvmsg <-sock_recvmsg', 'udp_init_sock <-inet_create', 'udp_sendmsg <-inet_sendmsg', 'udp_recvmsg <-inet_recvmsg']) {
+        expect(l, l.join('\n')).toContain(`perl: ${f}`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
   it.skipIf(!existsSync('/usr/bin/perf'))('perf ftrace -G vfs_read shows vfs_read called by cat, with its call tree', async () => {
     const r = await run(process.execPath, [CLI, 'exec', '--mount', mnt, '--', 'perf', 'ftrace', '-G', 'vfs_read', '--', 'cat', '/etc/hostname'], env);
     expect(r.code, r.stderr).toBe(0);

@@ -8,6 +8,7 @@ import { hostEventLine } from '../../src/host/events.js';
 import { ObserveLevel } from '../../src/host/observe_switch.js';
 import { parseTracedCall } from '../../src/host/traced_calls.js';
 import { SERIES } from '../../src/kernel/series.js';
+import { SYSCALL_NR } from '../../src/kernel/syscall_nr.js';
 import { kernelEmu } from '../helpers/kernel.js';
 import { echo, traceLines } from '../helpers/tracefs.js';
 
@@ -43,7 +44,13 @@ describe.each(SERIES)('traced calls (%s)', (series) => {
     const w = (path: string, text: string) => echo(e.fs, path, text, false, SH);
     const lines = async () => traceLines(await e.fs.readFile('trace', SH));
     const report = (l: string) => hostEventLine({ mirror: e.host.mirror, syscalls: e.host.syscalls, traced: e.host.traced, observed: () => ObserveLevel.Nothing }, l);
-    return { ...e, w, lines, report };
+    /** Reports nc's calls on `file`; what the function tracer saw them run, each `fn <-parent` once, in order. */
+    const calls = async (file: string, ...rec: [number, number, bigint[]][]): Promise<string[]> => {
+      await w('trace', '');
+      for (const [nr, ret, args] of rec) report(tline(nr, ret, args, file, SH.pid, 'nc'));
+      return [...new Set((await lines()).filter((x) => x.includes('nc-4321')).map((x) => x.replace(/^.*: /, '')))];
+    };
+    return { ...e, w, lines, report, calls };
   }
 
   it('are wanted only while something can see what they run: a probe elsewhere leaves them untraced', async () => {
@@ -111,26 +118,64 @@ describe.each(SERIES)('traced calls (%s)', (series) => {
     expect(l.filter((x) => x !== 'vfs_read <-kernel_read')).toEqual(['vfs_read <-ksys_read', expect.stringMatching(/^(anon_)?pipe_read <-vfs_read$/), 'vfs_read <-ksys_read', 'read_null <-vfs_read']);
   });
 
-  it('a TCP socket and a terminal run what the real kernel runs for them; a unix socket keeps the generic tree', async () => {
-    const { w, lines, report, proc } = setup();
+  const rw: [number, number, bigint[]][] = [
+    [0, 3, [3n, 0x7ffd1000n, 4096n]],
+    [1, 3, [3n, 0x7ffd1000n, 3n]],
+  ];
+
+  it('a socket and a terminal run what the real kernel runs for them; a protocol not captured keeps the generic tree', async () => {
+    const { w, proc, calls: traced } = setup();
     proc.mountTable.push({ id: 2, mountPoint: '/dev/pts', fstype: 'devpts', source: 'devpts', options: 'rw', dev: '0:25' });
-    await w('set_ftrace_filter', 'tcp_recvmsg tcp_sendmsg tcp_close pty_write n_tty_read unix_stream_recvmsg');
+    await w('set_ftrace_filter', 'tcp_recvmsg tcp_sendmsg tcp_close pty_write n_tty_read unix_stream_recvmsg unix_stream_sendmsg unix_release netlink_recvmsg');
     await w('current_tracer', 'function');
-    const calls = async (file: string, ...rec: [number, number, bigint[]][]): Promise<string[]> => {
-      await w('trace', '');
-      for (const [nr, ret, args] of rec) report(tline(nr, ret, args, file, SH.pid, 'nc'));
-      // (each function once: a terminal's write may call pty_write once per chunk of output)
-      return [...new Set((await lines()).filter((x) => x.includes('nc-4321')).map((x) => x.replace(/^.*: /, '').replace(/ <-.*$/, '')))];
-    };
-    const rw: [number, number, bigint[]][] = [
-      [0, 3, [3n, 0x7ffd1000n, 4096n]],
-      [1, 3, [3n, 0x7ffd1000n, 3n]],
-    ];
+    // (each function once: a terminal's write may call pty_write once per chunk of output)
+    const calls = async (file: string, ...rec: [number, number, bigint[]][]) => [...new Set((await traced(file, ...rec)).map((x) => x.replace(/ <-.*$/, '')))];
     expect(await calls('socket:[4243] TCP', ...rw, [3, 0, [3n]])).toEqual(['tcp_recvmsg', 'tcp_sendmsg', 'tcp_close']);
     expect(await calls('/dev/pts/3', ...rw)).toEqual(['n_tty_read', 'pty_write']);
-    // A unix socket's trees were not captured: the generic ones run, with no protocol's functions.
-    expect(await calls('socket:[4244] UNIX-STREAM', ...rw)).toEqual([]);
-    expect(await calls('socket:[4245] TCPv6', ...rw.slice(0, 1), [3, 0, [3n]])).toEqual(['tcp_recvmsg', 'tcp_close']);
+    expect(await calls('socket:[4244] UNIX-STREAM', ...rw, [3, 0, [3n]])).toEqual(['unix_stream_recvmsg', 'unix_stream_sendmsg', 'unix_release']);
+    expect(await calls('socket:[4245] TCPv6', ...rw, [3, 0, [3n]])).toEqual(['tcp_recvmsg', 'tcp_sendmsg', 'tcp_close']);
+    // A netlink socket's trees were not captured: the generic ones run, with no protocol's functions.
+    expect(await calls('socket:[4246] NETLINK', ...rw)).toEqual([]);
+  });
+
+  it('each socket call runs its protocol\'s code, as the real kernel does; socket() the one its arguments ask for', async () => {
+    const { w, calls } = setup();
+    const protocolFns = ['udp_sendmsg', 'udpv6_sendmsg', 'udp_recvmsg', 'udpv6_recvmsg', 'unix_stream_sendmsg', 'unix_stream_recvmsg', 'unix_dgram_sendmsg', 'unix_dgram_recvmsg'];
+    const otherFns = ['tcp_v4_connect', 'tcp_v6_connect', 'unix_stream_connect', 'unix_dgram_connect', 'inet_csk_accept', 'unix_accept', 'udp_destroy_sock', 'unix_release'];
+    await w('set_ftrace_filter', [...protocolFns, ...otherFns, 'udp_init_sock', 'tcp_v4_init_sock', 'unix_create', 'unix_socketpair'].join(' '));
+    await w('current_tracer', 'function');
+    const nr = (n: string) => SYSCALL_NR[n]!;
+    const buf = [3n, 0x7ffd1000n, 64n];
+    // socket(2) and socketpair(2): family, type (flags or'ed in), protocol
+    expect(await calls('', [nr('socket'), 3, [2n, 2n, 0n]])).toEqual(['udp_init_sock <-inet_create']);
+    expect(await calls('', [nr('socket'), 3, [2n, 1n | 0x80000n, 6n]])).toEqual(['tcp_v4_init_sock <-inet_create']);
+    expect(await calls('', [nr('socket'), 3, [1n, 2n | 0x800n, 0n]])).toEqual(['unix_create <-__sock_create']);
+    expect(await calls('', [nr('socketpair'), 0, [1n, 1n, 0n, 0x7ffd1000n]])).toEqual(['unix_create <-__sock_create', 'unix_socketpair <-__sys_socketpair']);
+    expect(await calls('', [nr('socket'), 3, [2n, 3n, 1n]])).toEqual([]); // a raw socket: not captured
+    // connect and accept
+    expect(await calls('socket:[4250] TCP', [nr('connect'), 0, [3n, 0x7ffd1000n, 16n]])).toEqual(['tcp_v4_connect <-__inet_stream_connect']);
+    expect(await calls('socket:[4251] TCPv6', [nr('connect'), 0, [3n, 0x7ffd1000n, 28n]])).toEqual(['tcp_v6_connect <-__inet_stream_connect']);
+    expect(await calls('socket:[4252] UNIX-STREAM', [nr('connect'), 0, [3n, 0x7ffd1000n, 110n]])).toEqual(['unix_stream_connect <-__sys_connect_file']);
+    expect(await calls('socket:[4253] UNIX', [nr('connect'), 0, [3n, 0x7ffd1000n, 110n]])).toEqual(['unix_dgram_connect <-__sys_connect_file']);
+    expect(await calls('socket:[4254] TCP', [nr('accept4'), 4, [3n, 0n, 0n, 0x80000n]])).toEqual(['inet_csk_accept <-inet_accept']);
+    expect(await calls('socket:[4255] UNIX-STREAM', [nr('accept'), 4, [3n, 0n, 0n]])).toEqual(['unix_accept <-do_accept']);
+    // the data calls: each protocol's sendmsg and recvmsg, under the call's own path
+    expect(await calls('socket:[4256] UDP', [nr('sendto'), 64, buf], [nr('recvfrom'), 64, buf])).toEqual(['udp_sendmsg <-inet_sendmsg', 'udp_recvmsg <-inet_recvmsg']);
+    expect(await calls('socket:[4257] UDPv6', [nr('sendmsg'), 64, buf], [nr('recvmmsg'), 2, buf])).toEqual(['udpv6_sendmsg <-inet6_sendmsg', 'udpv6_recvmsg <-inet6_recvmsg']);
+    expect(await calls('socket:[4258] UNIX-STREAM', [nr('sendto'), 64, buf], [nr('recvmsg'), 64, buf])).toEqual(['unix_stream_sendmsg <-__sys_sendto', 'unix_stream_recvmsg <-sock_recvmsg']);
+    expect(await calls('socket:[4259] UNIX', [nr('sendmsg'), 64, buf], [nr('recvfrom'), 64, buf])).toEqual(['unix_dgram_sendmsg <-____sys_sendmsg', 'unix_dgram_recvmsg <-sock_recvmsg']);
+    // read, write and close of a UDP socket: UDP's code under the file's
+    expect(await calls('socket:[4260] UDP', ...rw, [3, 0, [3n]])).toEqual(['udp_recvmsg <-inet_recvmsg', 'udp_sendmsg <-inet_sendmsg', 'udp_destroy_sock <-sk_common_release']);
+  });
+
+  it('a socket call that failed runs its tree and fails where the real call returns from (__sys_connect)', async () => {
+    const { w, lines, report } = setup();
+    await w('kprobe_events', 'r:c __sys_connect ret=$retval:s32');
+    await w('events/kprobes/enable', '1');
+    report(tline(SYSCALL_NR.connect!, -111, [3n, 0x7ffd1000n, 16n], 'socket:[4261] TCP', SH.pid, 'nc'));
+    report(tline(SYSCALL_NR.connect!, 0, [3n, 0x7ffd1000n, 16n], 'socket:[4262] UDP', SH.pid, 'nc'));
+    const l = (await lines()).filter((x) => / c: /.test(x));
+    expect(l.map((x) => x.replace(/^.* c: \(/, '(')), l.join('\n')).toEqual([expect.stringMatching(/^\(__x64_sys_connect\+0x[0-9a-f]+\/0x[0-9a-f]+ <- __sys_connect\) ret=-111$/), expect.stringMatching(/ ret=0$/)]);
   });
 
   it('calls the process events run are not run again: the parent\'s clone, a reaping wait4; a traced exec runs once', async () => {

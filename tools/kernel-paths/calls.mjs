@@ -2,16 +2,22 @@
 // Adds to data/kernel-<series>/call-paths.txt.br the `call:` blocks: what the
 // real kernel runs for the system calls every program makes, by the kind of
 // file they are on — read and write on a file on tmpfs, a pipe, /dev/null,
-// a TCP socket (IPv4; read on IPv6 too), a terminal (devpts); close of a file
-// on tmpfs, a pipe, a TCP socket (IPv4, IPv6); an anonymous mmap; a stat of a path on tmpfs; getdents64 of a
-// tmpfs directory — cut out of the traces
+// a socket, a terminal (devpts); close of a file on tmpfs, a pipe, a socket;
+// an anonymous mmap; a stat of a path on tmpfs; getdents64 of a tmpfs
+// directory; the socket calls (socket, socketpair, bind, listen, connect,
+// accept, accept4, sendto, recvfrom, sendmsg, recvmsg, sendmmsg, recvmmsg,
+// shutdown, getsockname, getpeername, setsockopt, getsockopt), the sockets
+// being of the kinds `unix-stream`, `unix` (datagram), `udp`, `udpv6`, `tcp`,
+// `tcpv6` — cut out of the traces
 // tools/oracle/kernel-paths-calls.sh takes. The emulated kernel replays them
 // for the calls `tracefs-emu exec`'s watcher traces (src/host/traced_calls.ts),
 // named `call:<syscall>:<kind>`. Each block has one hole, `$op`, as the last
 // call of the function that returns the system call's result: a failure is
 // settled there.
 //
-//   cat tools/oracle/capture.sh tools/oracle/kernel-paths-calls.sh | kernel-oracle [--series S] --out DIR run -
+//   { cat tools/oracle/capture.sh
+//     sh tools/oracle/guest-binary.sh tools/oracle/guest-sockets.c /tmp/sockets
+//     cat tools/oracle/kernel-paths-calls.sh; } | kernel-oracle [--series S] --out DIR run -
 //   node tools/kernel-paths/calls.mjs S DIR
 //
 // Blocks already named `call:*` in the file are replaced; the others are kept.
@@ -69,6 +75,28 @@ call('call:close:tcpv6', 'nc-tcp', '__x64_sys_close', { comm: 'nc', marker: 'ine
 // The shell on the terminal writes its prompt there (busybox cat sends files with sendfile); head reads it.
 call('call:read:devpts', 'tty-pty', '__x64_sys_read', { comm: 'head', resultFn: 'vfs_read', marker: 'n_tty_read' });
 call('call:write:devpts', 'tty-pty', '__x64_sys_write', { comm: 'sh', resultFn: 'vfs_write', marker: 'pty_write' });
+// guest-sockets.c (comm `sockets`) makes the socket calls of one protocol per op, both ends in one process, over
+// loopback; a kind is sockfs's name of the protocol, lowercased: a datagram unix socket is UNIX. A socket call's
+// result is __sys_<call>'s (accept's: __sys_accept4's; recvmmsg's: do_recvmmsg's, the entry's only call). socket
+// and socketpair have no fd: traced_calls.ts takes their kind from their arguments. The TCP sockets' read, close
+// (and write over IPv4) come from nc and telnetd above.
+const SOCKET_CALLS = {
+  stream: ['socket', 'bind', 'listen', 'getsockname', 'connect', 'accept', 'accept4', 'getpeername', 'getsockopt', 'sendto', 'recvfrom', 'sendmsg', 'recvmsg', 'shutdown'],
+  dgram: ['socket', 'bind', 'getsockname', 'setsockopt', 'getsockopt', 'sendto', 'recvfrom', 'connect', 'getpeername', 'sendmsg', 'recvmsg', 'sendmmsg', 'recvmmsg', 'shutdown'],
+};
+const SOCKET_OPS = [
+  ['unix-stream', 'unix-stream', [...SOCKET_CALLS.stream, 'socketpair'], ['read', 'write', 'close']],
+  ['unix-dgram', 'unix', SOCKET_CALLS.dgram, ['read', 'write', 'close']],
+  ['udp', 'udp', SOCKET_CALLS.dgram, ['read', 'write', 'close']],
+  ['udp6', 'udpv6', SOCKET_CALLS.dgram, ['read', 'write', 'close']],
+  ['tcp', 'tcp', [...SOCKET_CALLS.stream, 'setsockopt'], []],
+  ['tcp6', 'tcpv6', [...SOCKET_CALLS.stream, 'setsockopt'], ['write']],
+];
+const FILE_RESULT = { read: 'vfs_read', write: 'vfs_write', close: '__x64_sys_close' };
+for (const [op, kind, calls, fileCalls] of SOCKET_OPS) {
+  for (const c of calls) call(`call:${c}:${kind}`, `sock-${op}`, `__x64_sys_${c}`, { comm: 'sockets', resultFn: /^(__sys_|do_recvmmsg$)/ });
+  for (const c of fileCalls) call(`call:${c}:${kind}`, `sock-${op}`, `__x64_sys_${c}`, { comm: 'sockets', resultFn: FILE_RESULT[c] });
+}
 
 const file = join(root, 'data', `kernel-${series}`, 'call-paths.txt.br');
 const { lines, bytes } = replaceBlocks(file, 'call:', blocks);
