@@ -1046,26 +1046,88 @@ static int is_running(pid_t tid)
 	return close_paren && close_paren[1] == ' ' && close_paren[2] == 'R';
 }
 
-/*
- * Whether a thread sleeps in a call that a stop restarts unseen: waiting
- * for a child (a shell whose child wrote to the mount), sleeping.
- */
-static int in_restarting_call(pid_t tid)
+/* Whether the thread's fd is a file of the mount. */
+static int fd_served(pid_t tid, long long fd)
 {
-	char sc[256];
+	static char abs[4096];
+	if (fd < 0)
+		return 0;
+	char what[32];
+	snprintf(what, sizeof(what), "fd/%d", (int)fd);
+	proc_link(tid, what, abs, sizeof(abs));
+	return abs[0] == '/' && is_served(abs);
+}
+
+/*
+ * Calls a thread may sleep in that a stop restarts unseen (they return
+ * -ERESTARTSYS, -ERESTARTNOHAND or use the restart block): reads and writes
+ * (a pipe, a terminal), poll and select, waits, sleeps, futexes, pause,
+ * sigsuspend, a FIFO's open. Others end with EINTR when stopped (epoll_wait,
+ * sigtimedwait, a socket read with a timeout): their sleepers are left alone.
+ */
+static int restarts_unseen(long nr)
+{
+	switch (nr) {
+	case 0: case 1: case 2: case 7: case 17: case 18: case 19: case 20: case 23: case 34: case 35: case 61: case 73:
+	case 130: case 202: case 230: case 247: case 257: case 270: case 271:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Whether a thread asleep in a call may be stopped: the call restarts
+ * unseen, and it is not a request to the emulator, which ends a blocked one
+ * (a trace_pipe read) with EINTR when FUSE tells it of the interruption.
+ * Judged by the call's number and the file it is on, as /proc/TID/syscall
+ * gives them.
+ */
+static int asleep_off_mount(pid_t tid)
+{
+	char sc[512];
 	proc_file_line(tid, "syscall", sc, sizeof(sc));
-	long nr = strtol(sc, NULL, 10);
-	return sc[0] >= '0' && sc[0] <= '9' && (nr == 61 || nr == 247 || nr == 35 || nr == 230);
+	if (sc[0] < '0' || sc[0] > '9')
+		return 0;
+	char *p = sc;
+	long nr = strtol(p, &p, 10);
+	if (!restarts_unseen(nr))
+		return 0;
+	unsigned long long a[6];
+	for (int i = 0; i < 6; i++)
+		a[i] = strtoull(p, &p, 16);
+	static char path[4096], abs[4096];
+	switch (file_arg_of(nr)) {
+	case ARG_FD0:
+		return !fd_served(tid, (int)a[0]);
+	case ARG_FD4:
+		return !fd_served(tid, (int)a[4]);
+	case ARG_PATH0:
+		if (read_string(tid, a[0], path, sizeof(path)) != 0)
+			return 0;
+		resolve(tid, AT_FDCWD, path, abs, sizeof(abs));
+		return !is_served(abs);
+	case ARG_AT1:
+		if (read_string(tid, a[1], path, sizeof(path)) != 0)
+			return 0;
+		resolve(tid, (int64_t)(int)a[0], path, abs, sizeof(abs));
+		return !is_served(abs);
+	case ARG_NONE:
+		break;
+	}
+	return 1;
 }
 
 /*
  * Observation is on: tracees resumed before it stop (PTRACE_EVENT_STOP) and
- * go on under PTRACE_SYSCALL. Running ones, ones asleep in a call that
- * restarts, and the requester: its request on the mount is answered only
- * after the ack (the daemon ignores the interrupt), so it stops before its
- * next instruction. Any other asleep in a call could see it fail with EINTR
- * where the call cannot restart (a read on the FUSE mount); it is retried
- * every RETRY_MS. Returns how many are left to stop.
+ * go on under PTRACE_SYSCALL. Running ones, ones asleep in a call off the
+ * mount that restarts unseen (a shell's wait, perf's child waiting on a pipe
+ * before it execs the command, whose calls would otherwise go unseen), and
+ * the requester: its request on the mount is answered only after the ack
+ * (the daemon ignores the interrupt), so it stops before its next
+ * instruction. One asleep in a request to the emulator could see it fail
+ * with EINTR (a blocked trace_pipe read); it is retried every RETRY_MS.
+ * Returns how many are left to stop.
  */
 #define RETRY_MS 10
 static int to_stop; /* tracees resumed before observation turned on may be left */
@@ -1087,7 +1149,7 @@ static int interrupt_running(pid_t requester)
 				left++;
 			continue;
 		}
-		if ((t->tid == requester || running || in_restarting_call(t->tid)) && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
+		if ((t->tid == requester || running || asleep_off_mount(t->tid)) && ptrace(PTRACE_INTERRUPT, t->tid, 0, 0) == 0)
 			t->interrupted = 1;
 		else
 			left++;

@@ -251,6 +251,37 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
     expect(seen, r.stdout.slice(0, 3000)).toEqual([...Array(rounds).keys()]);
   }, 180_000);
 
+  it('a process asleep in a read when the function tracer comes on has its next calls seen (perf ftrace\'s child waits so)', async () => {
+    // head sleeps reading a FIFO while tracing starts: woken, its read is traced; then its parent execs cat,
+    // whose reads must all be traced, as many as those of a cat started once tracing is on.
+    const dir = mkdtempSync(join(tmpdir(), 'e2e-traced-asleep-'));
+    try {
+      for (let i = 0; i < 2; i++) {
+        const out = await execScript([
+          'cd /sys/kernel/tracing',
+          `rm -f ${dir}/go; mkfifo ${dir}/go`,
+          'echo > trace',
+          `(exec 4<>${dir}/go; head -n 1 <&4 > /dev/null; exec cat /etc/hostname > /dev/null) & A=$!`,
+          'sleep 0.3',
+          'echo vfs_read > set_ftrace_filter',
+          'echo function > current_tracer',
+          `echo go > ${dir}/go`,
+          'wait',
+          'cat /etc/hostname > /dev/null & B=$!; wait',
+          'echo 0 > tracing_on',
+          'echo "$(grep -c "^ *head-[0-9]* .* vfs_read <-" trace) $(grep -c "^ *cat-$A .* vfs_read <-" trace) $(grep -c "^ *cat-$B .* vfs_read <-" trace)"',
+          'echo nop > current_tracer; echo > set_ftrace_filter; echo 1 > tracing_on',
+        ]);
+        const [head, woken, fresh] = out.trim().split(' ').map(Number);
+        expect(head, out).toBe(1);
+        expect(fresh, out).toBeGreaterThanOrEqual(3);
+        expect(woken, out).toBe(fresh);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
+
   it.skipIf(!existsSync('/usr/bin/perl'))('a poll of a file on the mount is one system call, however often FUSE asks the file', async () => {
     // Two polls of trace_pipe_raw (nothing to read: the second sleeps 200 ms): FUSE asks the file again at each wake-up.
     const perl = `use IO::Poll qw(POLLIN); open(my $f, "<", "per_cpu/cpu0/trace_pipe_raw") or die; my $p = IO::Poll->new; $p->mask($f => POLLIN); $p->poll(0); $p->poll(0.2); print "pid $$\\n"`;
