@@ -1,10 +1,10 @@
 /** `tracefs-emu selftests`: run the kernel's ftrace selftests against a fresh emulator (also `npm run selftests -- …`). */
-import { constants as osConstants } from 'node:os';
+import { availableParallelism, constants as osConstants } from 'node:os';
 import type { Argv, CommandModule } from 'yargs';
 import { DEFAULT_SERIES, SERIES } from '../src/kernel/series.js';
 import { checkSubset } from './expectations.js';
 import { fetchSelftests } from './fetch.js';
-import { loadExpectations, type RunResult, runSelftests } from './run.js';
+import { fetchForExpectations, loadExpectations, type RunOptions, type RunResult, runSelftests } from './run.js';
 
 interface SelftestsArgs {
   series: string;
@@ -22,6 +22,7 @@ interface SelftestsArgs {
   refresh: boolean;
   'init-expectations'?: string;
   bench: boolean;
+  jobs?: number;
 }
 
 export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
@@ -41,6 +42,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
       .option('test-timeout', { type: 'number', default: 300, describe: 'seconds one test may run before it is killed (and FAILs)' })
       .option('compare-kernel', { type: 'boolean', default: false, describe: "print each test's verdict next to the real kernel's" })
       .option('raise', { type: 'boolean', default: false, describe: 'raise the committed expectations to what the run reached (never lowers)' })
+      .option('jobs', { type: 'number', describe: 'series run at once with --check, each on its own emulator (default: 2 with two CPUs or more, else 1)' })
       .option('init-expectations', { type: 'string', hidden: true, describe: "write the series' first expectations from this run and the kernel's results.tsv" })
       .option('fetch-only', { type: 'boolean', default: false, describe: 'only fetch the selftests (prints their directory)' })
       .option('bench', { type: 'boolean', default: false, describe: "where the time goes: the daemon's CPU, FUSE requests, processes and calls per test (bench.txt in the results)" })
@@ -57,28 +59,32 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
       }
       return;
     }
-    const runs: RunResult[] = [];
     const stop = stopOnSignal();
-    for (const series of a.check ? SERIES : [a.series]) {
-      if (stop.signal) break;
-      runs.push(
-        await runSelftests({
-          series,
-          kernel: a.check ? series : a.kernel,
-          selftests: a.check ? undefined : a.selftests,
-          selftestsVersion: a['selftests-version'],
-          refresh: a.refresh,
-          tests: a.check ? (checkSubset(loadExpectations(series)) ?? []) : (a.tests ?? []).map(String),
-          results: a.check ? undefined : a.results,
-          mount: a.mount,
-          testTimeout: a['test-timeout'],
-          compareKernel: a['compare-kernel'],
-          raise: a.raise,
-          initExpectations: a['init-expectations'],
-          bench: a.bench,
-          abort: stop.abort,
-        }),
-      );
+    const series = a.check ? [...SERIES] : [a.series];
+    const options = (s: string): RunOptions => ({
+      series: s,
+      kernel: a.check ? s : a.kernel,
+      selftests: a.check ? undefined : a.selftests,
+      selftestsVersion: a['selftests-version'],
+      refresh: a.refresh,
+      tests: a.check ? (checkSubset(loadExpectations(s)) ?? []) : (a.tests ?? []).map(String),
+      results: a.check ? undefined : a.results,
+      mount: a.mount,
+      testTimeout: a['test-timeout'],
+      compareKernel: a['compare-kernel'],
+      raise: a.raise,
+      initExpectations: a['init-expectations'],
+      bench: a.bench,
+      abort: stop.abort,
+    });
+    // (One mount serves one series at a time.)
+    const jobs = a.mount ? 1 : Math.max(1, Math.min(series.length, a.jobs ?? (a.check ? Math.min(2, availableParallelism()) : 1)));
+    const runs = jobs > 1 ? await runAtOnce(series, options, jobs, stop) : [];
+    if (jobs === 1) {
+      for (const s of series) {
+        if (stop.signal) break;
+        runs.push(await runSelftests(options(s)));
+      }
     }
     for (const r of runs) if (r.bench) console.log(`\n${r.series}: ${r.bench.report}\n`);
     // CI also insists that every expectation below the kernel's verdict says why.
@@ -95,6 +101,36 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
     }
   },
 };
+
+/**
+ * Several series at once, each on its own emulator, `jobs` at a time: the daemon is one thread, and a run spends most of its
+ * time waiting on round trips between processes, so a second CPU serves a
+ * second series. Each run's console output is printed whole when it ends;
+ * its log lines as they come, with its series. The selftests are fetched
+ * first, one series after the other (apt runs one at a time).
+ */
+async function runAtOnce(series: string[], options: (s: string) => RunOptions, jobs: number, stop: { readonly signal?: NodeJS.Signals }): Promise<RunResult[]> {
+  const dirs = new Map<string, string>();
+  for (const s of series) {
+    const o = options(s);
+    if (!o.selftests) dirs.set(s, await fetchForExpectations(o, (m) => process.stderr.write(`selftests [${s}]: ${m}\n`)));
+  }
+  const results = new Map<string, RunResult>();
+  const queue = [...series];
+  const worker = async (): Promise<void> => {
+    for (let s = queue.shift(); s !== undefined && !stop.signal; s = queue.shift()) {
+      const out: string[] = [];
+      const o = options(s);
+      try {
+        results.set(s, await runSelftests({ ...o, selftests: o.selftests ?? dirs.get(s), echo: (c) => out.push(c), log: (m) => process.stderr.write(`selftests [${s}]: ${m}\n`) }));
+      } finally {
+        process.stdout.write(out.join(''));
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: jobs }, worker));
+  return series.flatMap((s) => results.get(s) ?? []);
+}
 
 /**
  * SIGINT, SIGTERM or SIGHUP ends the series under way (its tests' processes

@@ -75,7 +75,7 @@ export interface RunOptions {
   /** Write the first expectations of the series from this run and the kernel's results.tsv (refuses to overwrite). */
   initExpectations?: string;
   log?: (msg: string) => void;
-  /** ftracetest's console output, as it comes (default: our stdout). */
+  /** ftracetest's console output, as it comes, and the run's summary (default: our stdout). */
   echo?: (chunk: string) => void;
   /** Take the daemon's load before and after each test (bench.ts): bench.tsv and a report in the results. */
   bench?: boolean;
@@ -237,7 +237,8 @@ export async function startEmulator(kernel: string, log: (m: string) => void, ke
  * The selftests to run: the pinned version, else the one the expectations
  * were made for (so that a run compares like with like), else the newest.
  */
-async function fetchForExpectations(o: RunOptions, log: (m: string) => void): Promise<string> {
+/** The selftests directory a run of `o.series` uses: the expectations' linux-source version when apt has it, else the newest. */
+export async function fetchForExpectations(o: Pick<RunOptions, 'series' | 'selftestsVersion' | 'refresh'>, log: (m: string) => void): Promise<string> {
   const wanted = o.selftestsVersion ?? expectationsVersion(loadExpectations(o.series));
   if (wanted && !o.selftestsVersion && !o.refresh) {
     try {
@@ -411,7 +412,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   if (!exp) {
     log(kernel === o.series ? `no ${expectationsPath(o.series)}: nothing to compare with` : `kernel ${kernel} ≠ selftests ${o.series}: no expectations apply`);
     const counts = verdictCounts(compareWithExpectations(rows, { header: [], entries: [] }, { complete: false }));
-    process.stdout.write(`\n${counts}\n${timedOut.length ? `timed out (killed after ${o.testTimeout} s): ${timedOut.join(', ')}\n` : ''}`);
+    echo(`\n${counts}\n${timedOut.length ? `timed out (killed after ${o.testTimeout} s): ${timedOut.join(', ')}\n` : ''}`);
     return result;
   }
   // A full run must give every expected test a verdict (a run that broke off fails).
@@ -455,7 +456,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   if (timedOut.length) out.push('', `timed out (killed after ${o.testTimeout} s): ${timedOut.join(', ')}`);
   const summary = out.join('\n') + '\n';
   writeFileSync(join(resultsDir, 'summary.txt'), summary);
-  process.stdout.write(summary);
+  echo(summary);
   return result;
 }
 
