@@ -8,9 +8,14 @@
  * close → __fput, ...) or else its entry function,
  * and sys_exit with the result the call returned. The trees of the calls
  * every program makes were captured per kind of file (`call:<name>:<kind>`,
- * tools/kernel-paths/calls.mjs): a read of a file on tmpfs runs
- * shmem_file_read_iter, of a pipe anon_pipe_read, of /dev/null read_null;
- * a sendto on a UDP socket udp_sendmsg, a connect on TCP tcp_v4_connect.
+ * tools/kernel-paths/calls.mjs; call_kind.ts names them): a read of a file
+ * on tmpfs runs shmem_file_read_iter, of a pipe anon_pipe_read, of
+ * /dev/null read_null; a sendto on a UDP socket udp_sendmsg, a connect on
+ * TCP tcp_v4_connect; an ioctl on a terminal tty_ioctl. Those whose tree
+ * holds whatever they are on (brk, rt_sigaction, dup, getpid, ...) have one,
+ * `call:<name>`. A call that slept (nanosleep) runs its own work but not the
+ * sleep: the process's real sleep and wakeup are shown by themselves
+ * (sched.ts), before the call is reported.
  *
  * Calls the kernel already runs otherwise are not run again: those on the
  * mount (the watcher leaves them out: FUSE requests run them), those the
