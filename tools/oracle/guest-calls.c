@@ -176,14 +176,20 @@ static void path(char *out, const char *dir, const char *name)
 	snprintf(out, 256, "%s/%s", dir, name);
 }
 
+/* DIR/file, opened. */
+static int open_file(const char *dir, int flags)
+{
+	char f[256];
+	path(f, dir, "file");
+	return (int)check(open(f, flags), "open");
+}
+
 /* On DIR/file (on tmpfs, holding a few bytes): fstat, lseek, pread64, pwrite64, ioctl TCGETS, fcntl, dup*. */
 static void file(const char *dir)
 {
-	char f[256];
 	struct stat st;
 	struct termios tio;
-	path(f, dir, "file");
-	int fd = (int)check(open(f, O_RDWR), "open");
+	int fd = open_file(dir, O_RDWR);
 	check(syscall(SYS_fstat, fd, &st), "fstat");
 	check(syscall(SYS_lseek, fd, 0, SEEK_SET), "lseek");
 	check(syscall(SYS_pread64, fd, buf, 6, 0), "pread64");
@@ -227,12 +233,10 @@ static void paths(const char *dir)
 /* A pipe made by pipe2: fstat, lseek (ESPIPE), ioctl TCGETS (ENOTTY), sendfile of DIR/file into it. */
 static void on_pipe(const char *dir)
 {
-	char f[256];
 	struct stat st;
 	struct termios tio;
 	int p[2];
-	path(f, dir, "file");
-	int fd = (int)check(open(f, O_RDONLY), "open");
+	int fd = open_file(dir, O_RDONLY);
 	check(syscall(SYS_pipe2, p, O_CLOEXEC), "pipe2");
 	check(syscall(SYS_fstat, p[0], &st), "fstat");
 	fails(syscall(SYS_lseek, p[0], 0, SEEK_CUR), ESPIPE, "lseek");
@@ -248,11 +252,9 @@ static void on_pipe(const char *dir)
 /* /dev/null: fstat, lseek, ioctl TCGETS (ENOTTY), sendfile of DIR/file to it. */
 static void on_null(const char *dir)
 {
-	char f[256];
 	struct stat st;
 	struct termios tio;
-	path(f, dir, "file");
-	int fd = (int)check(open(f, O_RDONLY), "open");
+	int fd = open_file(dir, O_RDONLY);
 	int null = (int)check(open("/dev/null", O_WRONLY), "open");
 	check(syscall(SYS_fstat, null, &st), "fstat");
 	check(syscall(SYS_lseek, null, 0, SEEK_SET), "lseek");
