@@ -168,6 +168,22 @@ describe.each(SERIES)('traced calls (%s)', (series) => {
     expect(await calls('socket:[4260] UDP', ...rw, [3, 0, [3n]])).toEqual(['udp_recvmsg <-inet_recvmsg', 'udp_sendmsg <-inet_sendmsg', 'udp_destroy_sock <-sk_common_release']);
   });
 
+  it('a call whose sample slept or woke its peer runs neither here: the real sleeps and wakeups are the scheduler\'s', async () => {
+    const { w, lines, report } = setup();
+    const nr = (n: string) => SYSCALL_NR[n]!;
+    report(tline(nr('getpid'), SH.pid)); // (the caller's first call: its task comes to be)
+    await w('set_ftrace_filter', 'schedule try_to_wake_up');
+    await w('current_tracer', 'function');
+    await w('trace', '');
+    // A pipe's writer and reader, connects over loopback (the listener's wakeup ran in the samples), a signal to itself.
+    report(tline(nr('write'), 3, [1n, 0x7ffd1000n, 3n], 'pipe:[4300]'));
+    report(tline(nr('read'), 3, [0n, 0x7ffd1000n, 4096n], 'pipe:[4300]'));
+    for (const proto of ['TCP', 'TCPv6', 'UDP']) report(tline(nr('connect'), 0, [3n, 0x7ffd1000n, 16n], `socket:[4301] ${proto}`));
+    report(tline(nr('tgkill'), 0, [BigInt(SH.pid), BigInt(SH.pid), 10n]));
+    const l = (await lines()).filter((x) => x.includes(`sh-${SH.pid}`));
+    expect(l, l.join('\n')).toEqual([]);
+  });
+
   it('a socket call that failed runs its tree and fails where the real call returns from (__sys_connect)', async () => {
     const { w, lines, report } = setup();
     await w('kprobe_events', 'r:c __sys_connect ret=$retval:s32');

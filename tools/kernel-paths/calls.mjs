@@ -48,11 +48,14 @@ const blocks = new Map();
 const missing = [];
 /**
  * A system call's tree from an op's trace, cleaned, with `$op` last under `resultFn` (default: the entry function).
- * `sleeps`: the call waited in schedule(), which is left out: the emulator shows a traced process's real sleep
- * and wakeup by themselves (src/host/sched.ts), so the tree keeps only the call's own work around it.
+ * `sleeps` (default): where the call waited in schedule() or woke another task (try_to_wake_up: a pipe's or a
+ * socket's reader, a signal's target), that is left out: the emulator shows a traced process's real sleeps and
+ * wakeups by themselves (src/host/sched.ts), and would not know whom the sample woke; the tree keeps the call's
+ * own work around it. (A terminal's writes keep theirs: they queue the flip buffer's work, a kworker's.)
+ * `prefer`: a sample that passes it is taken if the op has one.
  */
-function call(name, op, sysName, { resultFn = sysName, sleeps, ...opts } = {}) {
-  const t = find(`calls-${op}`, sysName, opts);
+function call(name, op, sysName, { resultFn = sysName, sleeps = true, prefer, ...opts } = {}) {
+  const t = (prefer && find(`calls-${op}`, sysName, { ...opts, where: (n) => prefer(n) && (!opts.where || opts.where(n)) })) || find(`calls-${op}`, sysName, opts);
   const r = t && (t.name === resultFn ? t : node(t, resultFn));
   if (!t || !r) {
     // A kernel that does it another way: that kind of file keeps the generic tree.
@@ -66,7 +69,7 @@ function call(name, op, sysName, { resultFn = sysName, sleeps, ...opts } = {}) {
   blocks.set(name, [t]);
 }
 
-const SLEEP = /^(schedule|schedule_hrtimeout\w*|io_schedule\w*|freezable_schedule\w*)$/;
+const SLEEP = /^(schedule|schedule_hrtimeout\w*|io_schedule\w*|freezable_schedule\w*|try_to_wake_up)$/;
 function dropSleeps(n) {
   n.kids = n.kids.filter((k) => !SLEEP.test(k.name));
   for (const k of n.kids) dropSleeps(k);
@@ -76,9 +79,12 @@ const notTracefs = (n) => !has(n, /^(tracefs_|eventfs_|kernfs_)/);
 const noPipe = (n) => notTracefs(n) && !has(n, /^pipe_/);
 // The guest's programs are busybox's (its cat copies with sendfile, dd reads and writes); its /tmp is a tmpfs.
 call('call:read:tmpfs', 'dd-file', '__x64_sys_read', { comm: 'dd', resultFn: 'vfs_read', where: noPipe, marker: /^(filemap_read|shmem_file_read_iter)$/ });
-call('call:read:pipe', 'cat-pipe', '__x64_sys_read', { comm: 'cat', resultFn: 'vfs_read', marker: /pipe_read$/ });
+// A pipe's reader may have slept for the data, its writer woken it: the sleep and the wakeup are the scheduler's
+// (src/host/sched.ts shows the real ones), so a sample without them is taken, or they are left out.
+const noSched = (n) => !has(n, /^(schedule|try_to_wake_up)$/);
+call('call:read:pipe', 'cat-pipe', '__x64_sys_read', { comm: 'cat', resultFn: 'vfs_read', marker: /pipe_read$/, prefer: noSched });
 call('call:read:chr', 'cat-null', '__x64_sys_read', { comm: 'cat', resultFn: 'vfs_read', marker: /null/ });
-call('call:write:pipe', 'cat-pipe', '__x64_sys_write', { comm: 'sh', resultFn: 'vfs_write', marker: /pipe_write$/ });
+call('call:write:pipe', 'cat-pipe', '__x64_sys_write', { comm: 'sh', resultFn: 'vfs_write', marker: /pipe_write$/, prefer: noSched });
 call('call:write:chr', 'cat-pipe', '__x64_sys_write', { comm: 'cat', resultFn: 'vfs_write', marker: /null/ });
 call('call:close:tmpfs', 'cat-file', '__x64_sys_close', { comm: 'cat', where: (n) => noPipe(n) && has(n, '__fput') });
 call('call:close:pipe', 'cat-pipe', '__x64_sys_close', { comm: 'sh', marker: /pipe_release$/ });
@@ -97,7 +103,7 @@ call('call:close:tcp', 'tty-pty', '__x64_sys_close', { comm: 'telnetd', marker: 
 call('call:close:tcpv6', 'nc-tcp', '__x64_sys_close', { comm: 'nc', marker: 'inet6_release' });
 // The shell on the terminal writes its prompt there (busybox cat sends files with sendfile); head reads it.
 call('call:read:devpts', 'tty-pty', '__x64_sys_read', { comm: 'head', resultFn: 'vfs_read', marker: 'n_tty_read' });
-call('call:write:devpts', 'tty-pty', '__x64_sys_write', { comm: 'sh', resultFn: 'vfs_write', marker: 'pty_write' });
+call('call:write:devpts', 'tty-pty', '__x64_sys_write', { comm: 'sh', resultFn: 'vfs_write', marker: 'pty_write', sleeps: false });
 // guest-sockets.c (comm `sockets`) makes the socket calls of one protocol per op, both ends in one process, over
 // loopback; a kind is sockfs's name of the protocol, lowercased: a datagram unix socket is UNIX. A socket call's
 // result is __sys_<call>'s (accept's: __sys_accept4's; recvmmsg's: do_recvmmsg's, the entry's only call). socket
@@ -135,13 +141,13 @@ for (const c of ['rt_sigaction', 'rt_sigprocmask', 'sigaltstack', 'kill', 'tgkil
 const PROC = ['getpid', 'getppid', 'gettid', 'getuid', 'geteuid', 'getgid', 'getegid', 'getpgrp', 'setpgid', 'newuname', 'sysinfo', 'umask', 'getrandom'];
 for (const c of [...PROC, 'prlimit64', 'set_tid_address', 'set_robust_list', 'rseq', 'arch_prctl', 'sched_getaffinity', 'times', 'clock_gettime']) plain(c, 'proc');
 // sched_yield switches to whoever else is runnable: the switch, if any, is the scheduler's (sched.ts).
-plain('sched_yield', 'proc', { sleeps: true });
+plain('sched_yield', 'proc');
 call('call:futex:FUTEX_WAKE', 'c-proc', '__x64_sys_futex', { comm: 'calls', marker: 'futex_wake' });
 // wait4 with WNOHANG while the child lives: 0 (a wait4 that reaps a child is the process events').
 plain('wait4', 'proc', { where: (n) => !has(n, /^(schedule|release_task)$/) });
 // The sleeps: 10 ms each.
-plain('nanosleep', 'sleep', { sleeps: true });
-plain('clock_nanosleep', 'sleep', { sleeps: true });
+plain('nanosleep', 'sleep');
+plain('clock_nanosleep', 'sleep');
 // fcntl by command (on a file on tmpfs: none of them reaches the file's code); dup*, pipe2 on any file.
 const DUPS = /^(f_dupfd|alloc_fd|fd_install)$/;
 call('call:fcntl:F_GETFL', 'c-file', '__x64_sys_fcntl', { comm: 'calls', where: (n) => !has(n, 'set_close_on_exec') && !has(n, DUPS) });
