@@ -110,6 +110,8 @@ export class TracedCalls {
   reported = 0;
   /** nr → the name its entry function and events use (the first name of the table whose __x64_sys_ function exists). */
   private readonly names = new Map<number, string | undefined>();
+  /** nr → every name of the call, the one its entry function uses first (blocks take the kernel's: newfstat is nr 5's). */
+  private readonly allNames = new Map<number, string[]>();
 
   constructor(
     private readonly k: Kernel,
@@ -185,7 +187,8 @@ export class TracedCalls {
 
   /** The call's tree captured for its kind of file (call_kind.ts), else one that holds for any file, else its entry function alone. */
   private nodes(task: Task, nr: number, name: string, file: string, args: readonly bigint[]): readonly PathNode[] | undefined {
-    const names = [name, ...Object.keys(SYSCALL_NR).filter((n) => n !== name && SYSCALL_NR[n] === nr)];
+    let names = this.allNames.get(nr);
+    if (!names) this.allNames.set(nr, (names = [name, ...Object.keys(SYSCALL_NR).filter((n) => n !== name && SYSCALL_NR[n] === nr)]));
     for (const b of callBlockNames(names, file, args, (abs) => this.files.fsTypeOf(task, abs))) {
       const own = this.k.paths.get(b);
       if (own?.length) return own;
