@@ -8,9 +8,14 @@
  * close → __fput, ...) or else its entry function,
  * and sys_exit with the result the call returned. The trees of the calls
  * every program makes were captured per kind of file (`call:<name>:<kind>`,
- * tools/kernel-paths/calls.mjs): a read of a file on tmpfs runs
- * shmem_file_read_iter, of a pipe anon_pipe_read, of /dev/null read_null;
- * a sendto on a UDP socket udp_sendmsg, a connect on TCP tcp_v4_connect.
+ * tools/kernel-paths/calls.mjs; call_kind.ts names them): a read of a file
+ * on tmpfs runs shmem_file_read_iter, of a pipe anon_pipe_read, of
+ * /dev/null read_null; a sendto on a UDP socket udp_sendmsg, a connect on
+ * TCP tcp_v4_connect; an ioctl on a terminal tty_ioctl. Those whose tree
+ * holds whatever they are on (brk, rt_sigaction, dup, getpid, ...) have one,
+ * `call:<name>`. A call that slept (nanosleep) runs its own work but not the
+ * sleep: the process's real sleep and wakeup are shown by themselves
+ * (sched.ts), before the call is reported.
  *
  * Calls the kernel already runs otherwise are not run again: those on the
  * mount (the watcher leaves them out: FUSE requests run them), those the
@@ -25,6 +30,7 @@ import { SYSCALL_NR } from '../kernel/syscall_nr.js';
 import { SYSCALL_AROUND } from '../kernel/syscall_entry.js';
 import type { Task } from '../kernel/task.js';
 import { S_IFDIR, S_IFREG } from '../kernel/vfs.js';
+import { callBlockNames } from './call_kind.js';
 import type { ProcessMirror } from './proc_mirror.js';
 import { type HostSyscalls, unescapeField } from './syscalls.js';
 
@@ -86,45 +92,6 @@ const BLOCKS: Record<string, string> = {
   poll: 'sys_poll',
 };
 
-/**
- * The kind of file a call is on, as the `call:` blocks name them
- * (tools/kernel-paths/calls.mjs): `pipe`, `chr` (/dev/null), `anon` (an
- * mmap of no file), a socket's protocol (`tcp`, `tcpv6`, `udp`, `udpv6`,
- * `unix-stream`, `unix` for a datagram one — and a SOCK_SEQPACKET one,
- * whose calls wrap the datagram ones: the watcher adds sockfs's name to
- * `socket:[ino]`; for socket and socketpair, the protocol their arguments
- * ask for), or the
- * filesystem of a path (`tmpfs`, `devpts` for a terminal: what the trees of
- * other filesystems' files do was not captured); undefined for the rest.
- */
-function fileKind(name: string, file: string, args: readonly bigint[], fsType: (abs: string) => string): string | undefined {
-  if (name === 'mmap' && !file) return 'anon';
-  if (name === 'socket' || name === 'socketpair') return newSocketKind(args);
-  if (file.startsWith('pipe:')) return 'pipe';
-  if (file.startsWith('socket:')) return /^socket:\[\d+\] (\S+)$/.exec(file)?.[1]!.toLowerCase();
-  if (file === '/dev/null') return 'chr';
-  if (!file.startsWith('/')) return undefined;
-  return fsType(file);
-}
-
-/**
- * family → type → [the protocol sockfs names a new socket by, lowercased;
- * the protocol number that means it, besides 0]. SOCK_SEQPACKET's unix
- * sockets, also named UNIX, and the other protocols (ping, raw, ...) have none.
- */
-const NEW_SOCKET: Record<number, Record<number, [string, number]>> = {
-  1: { 1: ['unix-stream', 1], 2: ['unix', 1] }, // AF_UNIX: SOCK_STREAM, SOCK_DGRAM (protocol PF_UNIX)
-  2: { 1: ['tcp', 6], 2: ['udp', 17] }, // AF_INET (IPPROTO_TCP, IPPROTO_UDP)
-  10: { 1: ['tcpv6', 6], 2: ['udpv6', 17] }, // AF_INET6
-};
-
-/** The kind of the socket socket(family, type, protocol) or socketpair() makes. */
-function newSocketKind([family = 0n, type = 0n, protocol = 0n]: readonly bigint[]): string | undefined {
-  const known = NEW_SOCKET[Number(family)]?.[Number(type & 0xfn)]; // without SOCK_NONBLOCK, SOCK_CLOEXEC
-  const p = Number(BigInt.asIntN(32, protocol));
-  return known && (p === 0 || p === known[1]) ? known[0] : undefined;
-}
-
 /** What a call that sleeps runs (nanosleep, wait4, a read of an empty pipe): the scheduler's blocks. */
 const SLEEP_BLOCKS = ['schedule', 'schedule_idle', 'finish_task_switch', 'try_to_wake_up'];
 
@@ -132,13 +99,19 @@ const SLEEP_BLOCKS = ['schedule', 'schedule_idle', 'finish_task_switch', 'try_to
 const SOCKET_FD_CALLS = ['connect', 'accept', 'accept4', 'sendto', 'recvfrom', 'sendmsg', 'recvmsg', 'sendmmsg', 'recvmmsg', 'shutdown', 'bind', 'listen', 'getsockname', 'getpeername', 'setsockopt', 'getsockopt'];
 
 /** Calls on an open file (or a path): the argument that holds its fd. */
-const FD_ARG: Record<string, number> = { read: 0, write: 0, close: 0, getdents64: 0, newfstatat: 0, mmap: 4, ...Object.fromEntries(SOCKET_FD_CALLS.map((n) => [n, 0])) };
+const FD_ARG: Record<string, number> = {
+  ...Object.fromEntries(['read', 'write', 'close', 'getdents64', 'newfstatat', 'fstat', 'newfstat', 'lseek', 'pread64', 'pwrite64', 'ioctl', 'fcntl', 'sendfile', 'sendfile64'].map((n) => [n, 0])),
+  mmap: 4,
+  ...Object.fromEntries(SOCKET_FD_CALLS.map((n) => [n, 0])),
+};
 
 export class TracedCalls {
   /** Calls reported so far (the daemon's `load`). */
   reported = 0;
   /** nr → the name its entry function and events use (the first name of the table whose __x64_sys_ function exists). */
   private readonly names = new Map<number, string | undefined>();
+  /** nr → every name of the call, the one its entry function uses first (blocks take the kernel's: newfstat is nr 5's). */
+  private readonly allNames = new Map<number, string[]>();
 
   constructor(
     private readonly k: Kernel,
@@ -184,7 +157,7 @@ export class TracedCalls {
     // there by its fetch args at return (and, unknowable otherwise, already at its entry).
     if (rec.user) k.userMm(task).put(rec.user.addr, rec.user.bytes);
     k.entry.sysEnter(task, rec.nr, rec.args);
-    const nodes = name && k.deep() ? this.nodes(task, name, rec.file, rec.args) : undefined;
+    const nodes = name && k.deep() ? this.nodes(task, rec.nr, name, rec.file, rec.args) : undefined;
     if (nodes) {
       const env: PathEnv = { task: task.addr, tsk: task.addr, 'struct task_struct': task.addr, fd: rec.args[0], buf: rec.args[1], ubuf: rec.args[1], count: rec.args[2] };
       const fdArg = FD_ARG[name!];
@@ -212,11 +185,14 @@ export class TracedCalls {
     k.entry.sysExit(task, rec.nr, ret);
   }
 
-  /** The call's tree captured for its kind of file, else one that holds for any file, else its entry function alone. */
-  private nodes(task: Task, name: string, file: string, args: readonly bigint[]): readonly PathNode[] | undefined {
-    const kind = fileKind(name, file, args, (abs) => this.files.fsTypeOf(task, abs));
-    const own = kind ? this.k.paths.get(`call:${name}:${kind}`) : undefined;
-    if (own?.length) return own;
+  /** The call's tree captured for its kind of file (call_kind.ts), else one that holds for any file, else its entry function alone. */
+  private nodes(task: Task, nr: number, name: string, file: string, args: readonly bigint[]): readonly PathNode[] | undefined {
+    let names = this.allNames.get(nr);
+    if (!names) this.allNames.set(nr, (names = [name, ...Object.keys(SYSCALL_NR).filter((n) => n !== name && SYSCALL_NR[n] === nr)]));
+    for (const b of callBlockNames(names, file, args, (abs) => this.files.fsTypeOf(task, abs))) {
+      const own = this.k.paths.get(b);
+      if (own?.length) return own;
+    }
     const block = BLOCKS[name];
     const tree = block ? this.k.paths.get(block) : undefined;
     if (tree?.length) return tree;

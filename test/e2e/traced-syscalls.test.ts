@@ -333,6 +333,14 @@ describe.skipIf(!!skip)(`traced system calls${skip ? ` (skipped: ${skip})` : ''}
     expect(l, l.join('\n')).toContain('head: n_tty_read <-tty_read');
   }, 180_000);
 
+  it('the calls a shell and coreutils make besides reads and writes run their real trees: brk, mprotect, rt_sigaction, a sleep', async () => {
+    const l = await functions('do_brk_flags mprotect_fixup do_sigaction hrtimer_nanosleep', `sh -c 'sleep 0.1; ls / > /dev/null'`);
+    expect(l, l.join('\n')).toContain('ls: do_brk_flags <-__x64_sys_brk');
+    expect(l, l.join('\n')).toContain('ls: mprotect_fixup <-do_mprotect_pkey');
+    expect(l, l.join('\n')).toContain('sh: do_sigaction <-__x64_sys_rt_sigaction');
+    expect(l, l.join('\n')).toContain('sleep: hrtimer_nanosleep <-common_nsleep');
+  }, 180_000);
+
   it.skipIf(!existsSync('/usr/bin/perl'))('a TCP socket read and written over loopback runs the TCP stack', async () => {
     const perl = `my $s = IO::Socket::INET->new(Listen => 1, LocalAddr => "127.0.0.1:0") or die; my $p = $s->sockport; if (!fork) { my $c = IO::Socket::INET->new("127.0.0.1:$p") or die; syswrite($c, "hi"); exit 0 } my $a = $s->accept; sysread($a, my $b, 2); wait; close($a)`;
     const l = await functions('tcp_sendmsg tcp_recvmsg tcp_close', `perl -MIO::Socket::INET -e '${perl}'`);

@@ -4,9 +4,13 @@
 # and src/host/traced_calls.ts replays; and on a TCP socket (busybox nc over
 # loopback) and a terminal (a shell busybox telnetd runs on a pseudo-terminal);
 # and the socket system calls on unix (stream, datagram), UDP and TCP sockets
-# over loopback (IPv4, IPv6), made by guest-sockets.c, which the job carries:
+# over loopback (IPv4, IPv6), made by guest-sockets.c; and the other calls
+# programs make (memory, signals, identity, clocks, sleeps, fd and path
+# calls on tmpfs, a pipe, /dev/null, a terminal), made by guest-calls.c.
+# The job carries both:
 # Run:  { cat tools/oracle/capture.sh
 #         sh tools/oracle/guest-binary.sh tools/oracle/guest-sockets.c /tmp/sockets
+#         sh tools/oracle/guest-binary.sh tools/oracle/guest-calls.c /tmp/calls
 #         cat tools/oracle/kernel-paths-calls.sh; } | kernel-oracle [--series 6.12] --out OUTDIR run -
 #   op-calls-*.txt.gz  function_graph of the system calls of one operation
 #   mounts.txt         the guest's mounts (which filesystem each path was on)
@@ -23,5 +27,11 @@ op tty-pty '(sleep 0.5; echo "head -c 1 > /dev/null"; sleep 0.5; echo x; sleep 0
 killall telnetd
 for m in unix-stream unix-dgram udp udp6 tcp tcp6; do
   op sock-$m "/tmp/sockets $m /tmp/emu-calls/sock"
+done
+for m in mem sig proc sleep pty; do
+  op c-$m "/tmp/calls $m"
+done
+for m in file paths pipe null; do
+  op c-$m "/tmp/calls $m /tmp/emu-calls"
 done
 capture_end
