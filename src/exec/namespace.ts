@@ -212,6 +212,15 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     .filter((p, i, a) => a.indexOf(p) === i)
     .sort((a, b) => b.split('/').length - a.split('/').length || (a < b ? 1 : -1));
   for (const p of others) sh.push(`umount -l ${shq(p)} 2>/dev/null || true`);
+  // An emulator that mounted between the reading of the host's mounts and the unshare (a second
+  // `selftests` series starting beside this one) is in the namespace too: its mounts go the same way.
+  const spared = [...own, ...keep].map(shq).join(' ');
+  sh.push(
+    `for mp in $(awk '$3 == "fuse.tracefs" || $3 == "fuse.debugfs" || $3 == "fuse.${LIVE_VIEWS_FS}" { print $2 }' /proc/self/mounts); do`,
+    `  for k in ${spared || "''"}; do case "$k" in "$mp"|"$mp"/*) continue 2 ;; esac; done`,
+    '  umount -l "$mp" 2>/dev/null || true',
+    'done',
+  );
 
   // tracefs at /sys/kernel/tracing first: it must be the first tracefs line of /proc/mounts.
   const [tracingTarget, debugTracingTarget] = TRACEFS_TARGETS;

@@ -1,3 +1,7 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { filesystemOptions, parseHelperArgs, planHelper } from '../../src/exec/mount_helper.js';
 import { type HostFacts, isTraceMount, parseMountinfo, planNamespace } from '../../src/exec/namespace.js';
@@ -71,6 +75,30 @@ describe('the exec namespace plan', () => {
       "umount -l '/srv/other mount' 2>/dev/null || true",
     ]);
     expect(at(/^mount --bind '\/srv\/checkout\/mount' '\/sys\/kernel\/tracing'$/)).toBeGreaterThan(at(/umount -l '\/sys\/kernel\/debug' /));
+  });
+
+  it('unmounts, from inside, an emulator that mounted after the host\'s mounts were read, but not its own nor what the command needs', () => {
+    // (A second `selftests` series starting beside this one mounts between the reading and the unshare.)
+    const kept = planNamespace(spec, facts(), '/rt', shim, ['/srv/late-c/work']);
+    const start = kept.script.split('\n').findIndex((l) => l.startsWith('for mp in $(awk'));
+    const loop = kept.script.split('\n').slice(start, start + 4).join('\n');
+    const table = [
+      'tracefs /srv/checkout/mount fuse.tracefs rw 0 0',
+      'debugfs /run/emu/debugfs fuse.debugfs rw 0 0',
+      'tracefs /srv/late-b fuse.tracefs rw 0 0',
+      'emu-proc /run/tracefs-emu/late-b.proc fuse.emu-proc rw 0 0',
+      'tracefs /srv/late-c fuse.tracefs rw 0 0',
+      'proc /proc proc rw 0 0',
+    ].join('\n');
+    const script = `umount() { echo "$2"; }\n${loop.replaceAll('/proc/self/mounts', '"$1"')}`;
+    const dir = mkdtempSync(join(tmpdir(), 'ns-sweep-'));
+    try {
+      writeFileSync(join(dir, 'mounts'), `${table}\n`);
+      const out = execFileSync('/bin/sh', ['-c', script, 'sh', join(dir, 'mounts')], { encoding: 'utf8' });
+      expect(out.trim().split('\n')).toEqual(['/srv/late-b', '/run/tracefs-emu/late-b.proc']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('binds tracefs at /sys/kernel/tracing before anything else, then debugfs and its tracing dir, with a kernel\'s mount flags', () => {
