@@ -103,17 +103,18 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
 };
 
 /**
- * Several series at once, each on its own emulator, `jobs` at a time: the daemon is one thread, and a run spends most of its
- * time waiting on round trips between processes, so a second CPU serves a
- * second series. Each run's console output is printed whole when it ends;
+ * Several series at once, each on its own emulator, `jobs` at a time: the
+ * daemon is one thread, and a run spends most of its time waiting on round
+ * trips between processes, so a second CPU serves a second series. Each run's console output is printed whole when it ends;
  * its log lines as they come, with its series. The selftests are fetched
  * first, one series after the other (apt runs one at a time).
  */
 async function runAtOnce(series: string[], options: (s: string) => RunOptions, jobs: number, stop: { readonly signal?: NodeJS.Signals }): Promise<RunResult[]> {
+  const logFor = (s: string) => (m: string) => void process.stderr.write(`selftests [${s}]: ${m}\n`);
   const dirs = new Map<string, string>();
   for (const s of series) {
     const o = options(s);
-    if (!o.selftests) dirs.set(s, await fetchForExpectations(o, (m) => process.stderr.write(`selftests [${s}]: ${m}\n`)));
+    if (!o.selftests) dirs.set(s, await fetchForExpectations(o, logFor(s)));
   }
   const results = new Map<string, RunResult>();
   const queue = [...series];
@@ -122,7 +123,7 @@ async function runAtOnce(series: string[], options: (s: string) => RunOptions, j
       const out: string[] = [];
       const o = options(s);
       try {
-        results.set(s, await runSelftests({ ...o, selftests: o.selftests ?? dirs.get(s), echo: (c) => out.push(c), log: (m) => process.stderr.write(`selftests [${s}]: ${m}\n`) }));
+        results.set(s, await runSelftests({ ...o, selftests: o.selftests ?? dirs.get(s), echo: (c) => out.push(c), log: logFor(s) }));
       } finally {
         process.stdout.write(out.join(''));
       }

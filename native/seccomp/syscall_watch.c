@@ -929,6 +929,39 @@ static enum file_arg file_arg_of(long nr)
 	}
 }
 
+/*
+ * The file a call is on, as the caller names it: its fd's target (into
+ * `abs`), or its path argument (as given into `path`, resolved into `abs`);
+ * both empty when it takes none or they cannot be read. Returns the fd, or -1.
+ */
+static long call_file(pid_t tid, long nr, const uint64_t *a, char *path, char *abs, size_t n)
+{
+	path[0] = abs[0] = 0;
+	switch (file_arg_of(nr)) {
+	case ARG_FD0:
+	case ARG_FD4: {
+		int fd = (int)a[file_arg_of(nr) == ARG_FD4 ? 4 : 0];
+		if (fd < 0)
+			return -1;
+		char what[32];
+		snprintf(what, sizeof(what), "fd/%d", fd);
+		proc_link(tid, what, abs, n);
+		return fd;
+	}
+	case ARG_PATH0:
+		if (read_string(tid, a[0], path, n) == 0)
+			resolve(tid, AT_FDCWD, path, abs, n);
+		break;
+	case ARG_AT1:
+		if (read_string(tid, a[1], path, n) == 0)
+			resolve(tid, (int64_t)(int)a[0], path, abs, n);
+		break;
+	case ARG_NONE:
+		break;
+	}
+	return -1;
+}
+
 /* Calls around which the proc connector reports a fork, an exec or an exit: what came before goes first. */
 static int is_lifecycle(long nr)
 {
@@ -942,35 +975,11 @@ static void on_entry(pid_t tid, struct tracee *t, const struct __ptrace_syscall_
 	t->nr = (long)si->entry.nr;
 	memcpy(t->args, si->entry.args, sizeof(t->args));
 	static char path[4096], abs[4096];
-	path[0] = abs[0] = 0;
-	switch (file_arg_of(t->nr)) {
-	case ARG_FD0:
-	case ARG_FD4: {
-		int fd = (int)t->args[file_arg_of(t->nr) == ARG_FD4 ? 4 : 0];
-		if (fd >= 0) {
-			char what[32];
-			snprintf(what, sizeof(what), "fd/%d", fd);
-			proc_link(tid, what, abs, sizeof(abs));
-			if (strncmp(abs, "socket:", 7) == 0)
-				socket_protocol(tid, fd, abs, sizeof(abs));
-		}
-		break;
-	}
-	case ARG_PATH0:
-		if (read_string(tid, t->args[0], path, sizeof(path)) == 0) {
-			resolve(tid, AT_FDCWD, path, abs, sizeof(abs));
-			t->data_addr = t->args[0];
-		}
-		break;
-	case ARG_AT1:
-		if (read_string(tid, t->args[1], path, sizeof(path)) == 0) {
-			resolve(tid, (int64_t)(int)t->args[0], path, abs, sizeof(abs));
-			t->data_addr = t->args[1];
-		}
-		break;
-	case ARG_NONE:
-		break;
-	}
+	long fd = call_file(tid, t->nr, t->args, path, abs, sizeof(abs));
+	if (fd >= 0 && strncmp(abs, "socket:", 7) == 0)
+		socket_protocol(tid, (int)fd, abs, sizeof(abs));
+	if (path[0])
+		t->data_addr = t->args[file_arg_of(t->nr) == ARG_AT1 ? 1 : 0];
 	if (abs[0] == '/' && is_served(abs)) {
 		/* The emulator runs it as FUSE requests: what this process did before comes first. */
 		t->skip = 1;
@@ -1046,18 +1055,6 @@ static int is_running(pid_t tid)
 	return close_paren && close_paren[1] == ' ' && close_paren[2] == 'R';
 }
 
-/* Whether the thread's fd is a file of the mount. */
-static int fd_served(pid_t tid, long long fd)
-{
-	static char abs[4096];
-	if (fd < 0)
-		return 0;
-	char what[32];
-	snprintf(what, sizeof(what), "fd/%d", (int)fd);
-	proc_link(tid, what, abs, sizeof(abs));
-	return abs[0] == '/' && is_served(abs);
-}
-
 /*
  * Calls a thread may sleep in that a stop restarts unseen (they return
  * -ERESTARTSYS, -ERESTARTNOHAND or use the restart block): reads and writes
@@ -1093,29 +1090,15 @@ static int asleep_off_mount(pid_t tid)
 	long nr = strtol(p, &p, 10);
 	if (!restarts_unseen(nr))
 		return 0;
-	unsigned long long a[6];
+	uint64_t a[6];
 	for (int i = 0; i < 6; i++)
 		a[i] = strtoull(p, &p, 16);
 	static char path[4096], abs[4096];
-	switch (file_arg_of(nr)) {
-	case ARG_FD0:
-		return !fd_served(tid, (int)a[0]);
-	case ARG_FD4:
-		return !fd_served(tid, (int)a[4]);
-	case ARG_PATH0:
-		if (read_string(tid, a[0], path, sizeof(path)) != 0)
-			return 0;
-		resolve(tid, AT_FDCWD, path, abs, sizeof(abs));
-		return !is_served(abs);
-	case ARG_AT1:
-		if (read_string(tid, a[1], path, sizeof(path)) != 0)
-			return 0;
-		resolve(tid, (int64_t)(int)a[0], path, abs, sizeof(abs));
-		return !is_served(abs);
-	case ARG_NONE:
-		break;
-	}
-	return 1;
+	call_file(tid, nr, a, path, abs, sizeof(abs));
+	enum file_arg kind = file_arg_of(nr);
+	if ((kind == ARG_PATH0 || kind == ARG_AT1) && !path[0])
+		return 0; /* its path could not be read: judged on the mount */
+	return !(abs[0] == '/' && is_served(abs));
 }
 
 /*

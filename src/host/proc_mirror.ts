@@ -18,8 +18,6 @@ interface Mirrored {
   readonly startTime: number;
   /** The working directory last seen: a change means the process called chdir() meanwhile. */
   cwd?: string;
-  /** Its system calls outside the mount are reported as they happen (`tracefs-emu exec`'s watcher): chdir() included. */
-  watched: boolean;
   /** An exec inferred from a changed comm that a later exec notification must not repeat. */
   execInferred: boolean;
   /**
@@ -155,7 +153,7 @@ export class ProcessMirror {
   cwdChange(t: Task): string | undefined {
     const m = this.mirrored.get(t);
     // A watched process's chdir() was reported when it made it (and reading its cwd on every call costs).
-    if (!m || t.kthread || m.watched) return undefined;
+    if (!m || t.kthread || t.callsReported) return undefined;
     const cwd = this.src.cwd(t.pid);
     if (cwd === undefined) return undefined;
     const before = m.cwd;
@@ -167,16 +165,15 @@ export class ProcessMirror {
   watch(t: Task): void {
     const m = this.mirrored.get(t);
     if (m) {
-      m.watched = true;
+      t.callsReported = true;
       m.execs ??= { reported: 0, traced: 0 };
     }
-    t.callsReported = true;
     this.k.procs.quiet(t, false);
   }
 
   /** Whether `t` mirrors a process whose system calls are reported (see watch()). */
   watched(t: Task): boolean {
-    return this.mirrored.get(t)?.watched ?? false;
+    return this.mirrored.has(t) && t.callsReported;
   }
 
   /** A watched execve() about to run (and most likely succeed): the exec reported or inferred next is of this path. */
@@ -271,7 +268,7 @@ export class ProcessMirror {
     t.policy = info.policy ?? 0;
     // A watched process's children are watched too (the seccomp filter is inherited).
     const watched = fresh && parent ? this.watched(parent) : false;
-    this.mirrored.set(t, { startTime: info.startTime, watched, execInferred: false, execs: watched ? { reported: 0, traced: 0 } : undefined });
+    this.mirrored.set(t, { startTime: info.startTime, execInferred: false, execs: watched ? { reported: 0, traced: 0 } : undefined });
     t.callsReported = watched;
     // The machine's other processes are followed, their lives' events fired, but their call trees are not run:
     // under a tracer on every function each would cost thousands of calls, and the machine spawns them faster.
