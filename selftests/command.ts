@@ -2,6 +2,8 @@
 import { availableParallelism, constants as osConstants } from 'node:os';
 import type { Argv, CommandModule } from 'yargs';
 import { DEFAULT_SERIES, SERIES } from '../src/kernel/series.js';
+import { readFileSync } from 'node:fs';
+import { parseCpuList } from '../src/host/proc_source.js';
 import { checkSubset } from './expectations.js';
 import { fetchSelftests } from './fetch.js';
 import { fetchForExpectations, loadExpectations, type RunOptions, type RunResult, runSelftests } from './run.js';
@@ -45,6 +47,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
       .option('jobs', { type: 'number', describe: 'series run at once with --check, each on its own emulator (default: 2 with two CPUs or more, else 1)' })
       .option('init-expectations', { type: 'string', hidden: true, describe: "write the series' first expectations from this run and the kernel's results.tsv" })
       .option('fetch-only', { type: 'boolean', default: false, describe: 'only fetch the selftests (prints their directory)' })
+      .option('pin', { type: 'boolean', default: true, describe: 'keep each series\' emulator and its tests to one host CPU (FUSE round trips within a CPU are the cheapest); --no-pin lets them run anywhere' })
       .option('bench', { type: 'boolean', default: false, describe: "where the time goes: the daemon's CPU, FUSE requests, processes and calls per test (bench.txt in the results)" })
       .example('$0 selftests', 'all 7.2 selftests on a 7.2 emulator')
       .example('$0 selftests 00basic', 'one directory')
@@ -61,7 +64,10 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
     }
     const stop = stopOnSignal();
     const series = a.check ? [...SERIES] : [a.series];
-    const options = (s: string): RunOptions => ({
+    // Series run at once each get a CPU of their own (none with a single CPU, or against a mount: its daemon runs where it does).
+    const cpus = a.pin && !a.mount ? ownCpus() : [];
+    const cpuOf = (slot: number) => (cpus.length > 1 ? cpus[slot % cpus.length] : undefined);
+    const options = (s: string, slot = 0): RunOptions => ({
       series: s,
       kernel: a.check ? s : a.kernel,
       selftests: a.check ? undefined : a.selftests,
@@ -76,6 +82,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
       initExpectations: a['init-expectations'],
       bench: a.bench,
       abort: stop.abort,
+      cpu: cpuOf(slot),
     });
     // (One mount serves one series at a time.)
     const jobs = a.mount ? 1 : Math.max(1, Math.min(series.length, a.jobs ?? (a.check ? Math.min(2, availableParallelism()) : 1)));
@@ -103,25 +110,27 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
 };
 
 /**
- * Several series at once, each on its own emulator, `jobs` at a time: the
- * daemon is one thread, and a run spends most of its time waiting on round
- * trips between processes, so a second CPU serves a second series. Each run's console output is printed whole when it ends;
- * its log lines as they come, with its series. The selftests are fetched
- * first, one series after the other (apt runs one at a time).
+ * Several series at once, each on its own emulator, `jobs` at a time; each
+ * worker keeps what it runs to its own CPU (RunOptions.cpu), so that the
+ * series neither share a CPU nor pay for round trips between CPUs. Each
+ * run's console output is printed whole when it ends; its log lines as
+ * they come, with its series. The selftests are fetched first, one series
+ * after the other (apt runs one at a time).
  */
-async function runAtOnce(series: string[], options: (s: string) => RunOptions, jobs: number, stop: { readonly signal?: NodeJS.Signals }): Promise<RunResult[]> {
+async function runAtOnce(series: string[], options: (s: string, slot: number) => RunOptions, jobs: number, stop: { readonly signal?: NodeJS.Signals }): Promise<RunResult[]> {
   const logFor = (s: string) => (m: string) => void process.stderr.write(`selftests [${s}]: ${m}\n`);
   const dirs = new Map<string, string>();
   for (const s of series) {
-    const o = options(s);
+    const o = options(s, 0);
     if (!o.selftests) dirs.set(s, await fetchForExpectations(o, logFor(s)));
   }
   const results = new Map<string, RunResult>();
   const queue = [...series];
-  const worker = async (): Promise<void> => {
+  // Each worker has its slot: what runs in it keeps to that slot's CPU.
+  const worker = async (slot: number): Promise<void> => {
     for (let s = queue.shift(); s !== undefined && !stop.signal; s = queue.shift()) {
       const out: string[] = [];
-      const o = options(s);
+      const o = options(s, slot);
       try {
         results.set(s, await runSelftests({ ...o, selftests: o.selftests ?? dirs.get(s), echo: (c) => out.push(c), log: logFor(s) }));
       } finally {
@@ -129,8 +138,14 @@ async function runAtOnce(series: string[], options: (s: string) => RunOptions, j
       }
     }
   };
-  await Promise.all(Array.from({ length: jobs }, worker));
+  await Promise.all(Array.from({ length: jobs }, (_, slot) => worker(slot)));
   return series.flatMap((s) => results.get(s) ?? []);
+}
+
+/** The host CPUs this process may run on. */
+function ownCpus(): number[] {
+  const list = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'latin1'))?.[1];
+  return list ? parseCpuList(list) : [];
 }
 
 /**

@@ -81,6 +81,13 @@ export interface RunOptions {
   bench?: boolean;
   /** Aborted (a signal to the command): ftracetest and every process of its tests are killed, and the run ends. */
   abort?: AbortSignal;
+  /**
+   * The host CPU the run's emulator and tests keep to (taskset), none:
+   * anywhere. A FUSE round trip between two CPUs of a virtual machine costs
+   * about twice one within a CPU, and a test is mostly round trips; the
+   * tests are still shown (sched_getaffinity) every CPU.
+   */
+  cpu?: number;
 }
 
 export interface RunResult {
@@ -152,9 +159,11 @@ export function descendantsOf(pid: number): number[] {
   return out;
 }
 
-function runCli(args: string[], log: (m: string) => void): Promise<string> {
+function runCli(args: string[], log: (m: string) => void, cpu?: number): Promise<string> {
   return new Promise((ok, ko) => {
-    const p = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const argv = [process.execPath, CLI, ...args];
+    const cmd = cpu === undefined ? argv : ['taskset', '-c', String(cpu), ...argv];
+    const p = spawn(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -192,12 +201,12 @@ async function preloadModules(dir: string): Promise<void> {
   }
 }
 
-/** A fresh emulator daemon for the run, and how to stop it (its log then moves to `keepLog`). */
-export async function startEmulator(kernel: string, log: (m: string) => void, keepLog?: string): Promise<{ dir: string; stop(): Promise<void> }> {
+/** A fresh emulator daemon for the run (on host CPU `cpu`, if given), and how to stop it (its log then moves to `keepLog`). */
+export async function startEmulator(kernel: string, log: (m: string) => void, keepLog?: string, cpu?: number): Promise<{ dir: string; stop(): Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), 'emu-selftests-'));
   // The kernel options Debian builds without, on: ftrace/fgraph-profiler, func_profile_stat,
   // func_profiler, fgraph-retval and remotes/hypervisor/* then run (they are UNSUPPORTED on Debian's kernels).
-  await runCli(['mount', dir, '--daemon', '--kernel', kernel, '--features', SELFTEST_FEATURES.join(',')], log);
+  await runCli(['mount', dir, '--daemon', '--kernel', kernel, '--features', SELFTEST_FEATURES.join(',')], log, cpu);
   // A run that ends without stop() (a second signal exits at once) still takes its daemon and mount down with it.
   const daemon = readState(dir)?.pid;
   log(`a ${kernel} emulator at ${dir} (daemon pid ${daemon ?? '?'})`);
@@ -276,7 +285,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
   mkdirSync(logDir, { recursive: true });
   log(`${planned.length} cases from ${selftests} against a ${kernel} emulator; results in ${resultsDir}`);
 
-  const emu = o.mount ? { dir: resolve(o.mount), stop: async () => {} } : await startEmulator(kernel, log, join(resultsDir, 'daemon.log'));
+  const emu = o.mount ? { dir: resolve(o.mount), stop: async () => {} } : await startEmulator(kernel, log, join(resultsDir, 'daemon.log'), o.cpu);
   let benchDone: Promise<[Load | undefined, Load | undefined, (TestCost | undefined)[]]> | undefined;
   const transcript: string[] = [];
   const stderr: string[] = [];
@@ -348,6 +357,7 @@ export async function runSelftests(o: RunOptions): Promise<RunResult> {
           stdio: 'pipe',
           env: { ...process.env, LC_ALL: 'C' },
           onSpawn: (pid) => (child = pid),
+          cpu: o.mount ? undefined : o.cpu,
           onStdout: (d) => {
             const s = d.toString('latin1');
             lastOutput = Date.now();

@@ -1,5 +1,5 @@
 /** tracefs-emu as a library: an emulated kernel, its tracing, and the tracefs over them. */
-import { availableParallelism } from 'node:os';
+import { availableParallelism, cpus } from 'node:os';
 import type { Ftrace } from './ftrace/ftrace.js';
 import { pidTasks, type TaskOf } from './kernel/caller.js';
 import { Kernel, type KernelOptions } from './kernel/kernel.js';
@@ -33,9 +33,13 @@ export interface Emulator {
   taskOf: TaskOf;
 }
 
-/** An emulator with as many CPUs as the machine unless told. */
+/**
+ * An emulator with as many CPUs as the machine unless told: the machine's,
+ * not the ones this process may run on (a daemon kept to one CPU still
+ * mirrors processes running on the others).
+ */
 export function createEmulator(opts: EmulatorOptions = {}): Emulator {
-  const kernel = new Kernel({ ...opts, cpus: opts.cpus ?? availableParallelism() });
+  const kernel = new Kernel({ ...opts, cpus: opts.cpus ?? (cpus().length || availableParallelism()) });
   const taskOf = opts.callers?.(kernel) ?? pidTasks(kernel);
   const tracing = new Tracing(kernel);
   const fs = buildTracefs(tracing, opts.sb, taskOf);

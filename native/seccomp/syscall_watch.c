@@ -25,6 +25,7 @@
  * --mount-sources: where the source each such mount was given is noted,
  * by mount id ("ID SOURCE" lines, SOURCE escaped as mountinfo escapes it),
  * here and by the namespace's mount helper: the mount tables show it.
+ * --cpus-shown LIST: see shown_affinity.c.
  * --hide: a mount the namespace made for itself (a shadow directory, a view
  * bound over a /proc file): left out of the mount tables below.
  * An open of a mount table is answered by the supervisor (mount_tables.c);
@@ -164,6 +165,8 @@
 #define NR_EXECVEAT 322
 #define NR_SPLICE 275
 #define NR_UMOUNT2 166
+#define NR_SCHED_SETAFFINITY 203
+#define NR_SCHED_GETAFFINITY 204
 
 static const unsigned watched[] = {NR_OPEN, NR_CREAT, NR_CHDIR, NR_FCHDIR, NR_SYMLINK, NR_OPENAT, NR_SYMLINKAT, NR_OPENAT2, NR_MOUNT, NR_EXECVE, NR_EXECVEAT, NR_SPLICE, NR_UMOUNT2};
 #define NWATCHED (sizeof(watched) / sizeof(watched[0]))
@@ -190,18 +193,27 @@ static int nhidden;
 
 /* ---- the filter ----------------------------------------------------------- */
 
+static int showing_cpus; /* shown_affinity.c */
+
 static int install_filter(void)
 {
-	struct sock_filter f[8 + NWATCHED];
+	unsigned nr[NWATCHED + 2], count = 0;
+	for (unsigned i = 0; i < NWATCHED; i++)
+		nr[count++] = watched[i];
+	if (showing_cpus) {
+		nr[count++] = NR_SCHED_GETAFFINITY;
+		nr[count++] = NR_SCHED_SETAFFINITY;
+	}
+	struct sock_filter f[8 + NWATCHED + 2];
 	unsigned n = 0;
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
 	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-	for (unsigned i = 0; i < NWATCHED; i++) {
+	for (unsigned i = 0; i < count; i++) {
 		/* Jump to the USER_NOTIF return at the end when equal. */
-		unsigned to_notif = (unsigned)(NWATCHED - 1 - i) + 1;
-		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, watched[i], (unsigned char)to_notif, 0);
+		unsigned to_notif = (count - 1 - i) + 1;
+		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr[i], (unsigned char)to_notif, 0);
 	}
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF);
@@ -327,6 +339,8 @@ static int proc_ppid(pid_t pid)
 		return 0;
 	return ppid;
 }
+
+#include "shown_affinity.c"
 
 /* The directory a relative path starts from: the cwd, or the directory open as dirfd. */
 static void base_dir(pid_t pid, int64_t dirfd, char *out, size_t n)
@@ -1303,7 +1317,13 @@ static void supervise(int listener, int inotify_fd)
 			memset(req, 0, sz.seccomp_notif);
 			if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, req) == 0) {
 				int err = 0, go_on = 1;
-				if (req->data.nr == NR_MOUNT)
+				long val = 0;
+				if (req->data.nr == NR_SCHED_GETAFFINITY) {
+					emulate_getaffinity(req, &val, &err);
+					go_on = 0;
+				} else if (req->data.nr == NR_SCHED_SETAFFINITY)
+					note_setaffinity(req);
+				else if (req->data.nr == NR_MOUNT)
 					go_on = emulate_mount(req, &err);
 				else if (req->data.nr == NR_SPLICE)
 					direct_splice(req);
@@ -1318,8 +1338,10 @@ static void supervise(int listener, int inotify_fd)
 				resp->id = req->id;
 				if (go_on)
 					resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
-				else
+				else {
 					resp->error = err;
+					resp->val = err ? 0 : val;
+				}
 				/* ENOENT: the caller is gone (killed while waiting). */
 				ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, resp);
 			}
@@ -1337,7 +1359,7 @@ static void supervise(int listener, int inotify_fd)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--fs-options TYPE=FILE]... [--mount-sources FILE] [--hide PATH]... [--observe FILE] -- CMD [ARG]...\n");
+	fprintf(stderr, "usage: syscall_watch FIFO [--served PATH]... [--fs TYPE=PATH]... [--fs-options TYPE=FILE]... [--mount-sources FILE] [--hide PATH]... [--cpus-shown LIST] [--observe FILE] -- CMD [ARG]...\n");
 	exit(2);
 }
 
@@ -1375,6 +1397,8 @@ int main(int argc, char **argv)
 					emulated[f].options_file = eq + 1;
 		} else if (!strcmp(argv[i], "--mount-sources") && i + 1 < argc) {
 			mount_sources = argv[++i];
+		} else if (!strcmp(argv[i], "--cpus-shown") && i + 1 < argc) {
+			shown_cpus_init(argv[++i]);
 		} else if (!strcmp(argv[i], "--hide") && i + 1 < argc) {
 			if (nhidden < MAX_HIDDEN)
 				hidden[nhidden++] = argv[i + 1];

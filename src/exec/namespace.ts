@@ -157,7 +157,7 @@ function existingAncestor(path: string, facts: HostFacts): string {
  * syscall_watch program, which runs the command when the daemon has a FIFO
  * for what it reports.
  */
-export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: string, shim: Omit<ShimContext, 'gawk' | 'sources'>, keep: string[] = [], watcher?: string): NamespacePlan {
+export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: string, shim: Omit<ShimContext, 'gawk' | 'sources'>, keep: string[] = [], watcher?: string, cpusShown?: string): NamespacePlan {
   const warnings: string[] = [];
   const files: NamespacePlan['files'] = [];
   const sh: string[] = [
@@ -321,6 +321,8 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
       ...own,
       `--mount-sources ${shq(mountSourcesFile(sources))}`,
       ...ownMounts.map((p) => `--hide ${shq(p)}`),
+      // Pinned to a CPU by its caller, the command still sees (sched_getaffinity) the CPUs it had.
+      ...(cpusShown ? [`--cpus-shown ${shq(cpusShown)}`] : []),
       observe,
     ];
     sh.push(`exec ${shq(watcher)} ${shq(spec.eventsFifo)} ${args.join(' ')} -- "$@"`);
@@ -329,6 +331,11 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     sh.push('exec "$@"');
   }
   return { script: sh.join('\n') + '\n', files, warnings };
+}
+
+/** The CPUs this process may run on, as /proc shows them ("0-1"). */
+function ownCpuList(): string | undefined {
+  return /^Cpus_allowed_list:\s*(\S+)/m.exec(readOr('/proc/self/status'))?.[1];
 }
 
 function which(cmd: string): string | undefined {
@@ -421,6 +428,13 @@ export interface ExecOptions {
   stdio?: 'inherit' | 'pipe';
   onStdout?: (chunk: Buffer) => void;
   onStderr?: (chunk: Buffer) => void;
+  /**
+   * The host CPU the command and its watcher run on (taskset), shown by
+   * sched_getaffinity the CPUs this process may run on: the selftests keep
+   * each emulator and its tests on one CPU (a FUSE round trip within a CPU
+   * costs half one between CPUs on a virtual machine). Needs the watcher.
+   */
+  cpu?: number;
 }
 
 /** Runs argv in a new namespace set up after `spec`; resolves to its exit status (128+N for a signal). */
@@ -433,19 +447,25 @@ export async function execInNamespace(spec: NamespaceSpec, argv: string[], opts:
     // Mount points are compared as mountinfo shows them; never stat them here (a hung daemon would block).
     const resolved: NamespaceSpec = { ...spec, tracefs: resolve(spec.tracefs), debugfs: spec.debugfs && resolve(spec.debugfs) };
     const real = (p: string) => realpathSync(p);
+    const watcher = opts.watcher === false ? undefined : (opts.watcher ?? syscallWatcher());
+    // Without a watcher to answer sched_getaffinity, the command would see the pin: it runs where it would.
+    const pin = opts.cpu !== undefined && watcher !== undefined && which('taskset') !== undefined;
     const plan = planNamespace(
       resolved,
       facts,
       runtime,
       { release: spec.release ?? readOr('/proc/sys/kernel/osrelease').trim(), nsHelper: opts.nsHelper, controlSocket: spec.controlSocket, kmodTool: nativeHelper('kmod', 'kmod_tool') },
       [real(opts.cwd ?? process.cwd()), runtime, ...(opts.keep ?? [])],
-      opts.watcher === false ? undefined : (opts.watcher ?? syscallWatcher()),
+      watcher,
+      pin ? ownCpuList() : undefined,
     );
     if (/tracefs|debugfs/.test(runtime)) warn(`the runtime directory ${runtime} names tracefs: set TRACEFS_EMU_RUNTIME elsewhere`);
     for (const w of plan.warnings) warn(w);
     writeRuntime(runtime, plan);
     return await new Promise<number>((resolve, reject) => {
-      const child = spawn('unshare', ['--mount', '--propagation', 'private', '--', '/bin/sh', '-c', plan.script, 'tracefs-emu-exec', ...argv], {
+      const unshare = ['unshare', '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', plan.script, 'tracefs-emu-exec', ...argv];
+      const cmd = pin ? ['taskset', '-c', String(opts.cpu), ...unshare] : unshare;
+      const child = spawn(cmd[0]!, cmd.slice(1), {
         stdio: opts.stdio === 'pipe' ? ['inherit', 'pipe', 'pipe'] : 'inherit',
         cwd: opts.cwd,
         env: opts.env ?? process.env,

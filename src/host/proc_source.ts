@@ -344,7 +344,7 @@ export class FakeProcSource implements ProcSource {
 }
 
 /** A cpulist (`0-3,5`) as its CPU numbers. */
-function parseCpuList(list: string): number[] {
+export function parseCpuList(list: string): number[] {
   const cpus: number[] = [];
   for (const part of list.split(',')) {
     const [a, b] = part.split('-').map(Number);

@@ -7,7 +7,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, constants, existsSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseHostSyscall, type HostSyscall } from '../../src/host/syscalls.js';
@@ -28,7 +28,7 @@ const skip = why();
  * output, and the lines it reported. `observe`: what the daemon's switch file
  * says (observe_switch.ts); without it, every watched call is reported.
  */
-async function watched(argv: string[], served: string[] = [], observe?: string): Promise<{ code: number; stdout: string; calls: HostSyscall[]; lines: string[] }> {
+async function watched(argv: string[], served: string[] = [], observe?: string, how: { cpu?: number; options?: string[] } = {}): Promise<{ code: number; stdout: string; calls: HostSyscall[]; lines: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'sw-'));
   const fifo = join(dir, 'fifo');
   await new Promise((ok) => execFile('mkfifo', [fifo], ok));
@@ -36,9 +36,10 @@ async function watched(argv: string[], served: string[] = [], observe?: string):
   const wfd = openSync(fifo, constants.O_WRONLY);
   try {
     if (observe !== undefined) writeFileSync(join(dir, 'observe'), observe);
-    const args = [fifo, ...served.flatMap((s) => ['--served', s]), ...(observe !== undefined ? ['--observe', join(dir, 'observe')] : []), '--', ...argv];
+    const args = [fifo, ...served.flatMap((s) => ['--served', s]), ...(observe !== undefined ? ['--observe', join(dir, 'observe')] : []), ...(how.options ?? []), '--', ...argv];
+    const cmd = how.cpu === undefined ? [syscallWatcher()!, ...args] : ['taskset', '-c', String(how.cpu), syscallWatcher()!, ...args];
     const r = await new Promise<{ code: number; stdout: string }>((ok) => {
-      const c = spawn(syscallWatcher()!, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+      const c = spawn(cmd[0]!, cmd.slice(1), { stdio: ['ignore', 'pipe', 'inherit'] });
       let out = '';
       c.stdout.on('data', (d: Buffer) => (out += d.toString()));
       // 'close': stdout reached its end, which a watcher holding the pipe would prevent
@@ -129,6 +130,16 @@ describe.skipIf(!!skip)(`syscall_watch${skip ? ` (skipped: ${skip})` : ''}`, () 
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it.skipIf(availableParallelism() < 2)('shows a pinned command the CPUs it had (sched_getaffinity), and a thread that chose its own mask that mask', async () => {
+    // Pinned to CPU 0, shown 0-1: nproc counts what sched_getaffinity says.
+    const script = 'nproc; taskset -c 1 nproc; taskset -c 0 nproc; taskset -c 0 sh -c nproc; sh -c nproc; grep Cpus_allowed_list /proc/self/status';
+    const { code, stdout } = await watched(['/bin/sh', '-c', script], [], undefined, { cpu: 0, options: ['--cpus-shown', '0-1'] });
+    expect(code).toBe(0);
+    expect(stdout).toBe('2\n1\n1\n1\n2\nCpus_allowed_list:\t0\n');
+    // Shown what it has: the call is the kernel's own.
+    expect((await watched(['/bin/sh', '-c', 'nproc; taskset -c 1 nproc'], [], undefined, { cpu: 0, options: ['--cpus-shown', '0'] })).stdout).toBe('1\n1\n');
   });
 
   it('runs the command unwatched when nobody reads the FIFO', async () => {

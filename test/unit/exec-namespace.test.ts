@@ -168,6 +168,9 @@ describe('the exec namespace plan', () => {
         "--hide '/proc/sys/kernel/tracepoint_printk' --hide '/proc/sys/debug/kprobes-optimization' --hide '/proc/sys/kernel/sched_rt_runtime_us' " +
         "--hide '/sys/devices/system/cpu/cpu1/online' --hide '/rt/fs/tracefs' --hide '/rt/fs/debugfs' --hide '/usr/sbin' --observe '/run/emu/events.observe' -- \"$@\"",
     );
+    // pinned by its caller: the watcher shows it the CPUs it had
+    const pinned = planNamespace(live, facts(), '/rt', shim, [], '/opt/emu/syscall_watch', '0-1').script;
+    expect(pinned).toContain("--hide '/usr/sbin' --cpus-shown '0-1' --observe '/run/emu/events.observe' -- \"$@\"");
     // without a FIFO or without the program: the command itself, with a warning for the missing program
     expect(planNamespace(spec, facts(), '/rt', shim, [], '/opt/emu/syscall_watch').script).toMatch(/\nexec "\$@"\n$/);
     const noProg = planNamespace(live, facts(), '/rt', shim);
