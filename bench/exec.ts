@@ -38,7 +38,8 @@ export interface ExecBenchResult {
   text: string;
 }
 
-function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs a program to its end: its exit status and output. */
+export function runProgram(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((ok) => {
     execFile(file, args, { env, timeout: 600_000, maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
@@ -69,16 +70,16 @@ export async function runExecBench(rounds = 3): Promise<ExecBenchResult> {
   const env = { ...process.env, TRACEFS_EMU_STATE_DIR: join(base, 'state'), LC_ALL: 'C' };
   const rows: ExecBenchRow[] = [];
   try {
-    const m = await run(process.execPath, [CLI, 'mount', mnt, '--daemon'], env);
+    const m = await runProgram(process.execPath, [CLI, 'mount', mnt, '--daemon'], env);
     if (m.code !== 0) throw new Error(`mount: ${m.stderr}`);
-    const underExec = (script: string) => run(process.execPath, [CLI, 'exec', '--mount', mnt, '--', 'sh', '-c', script], env);
+    const underExec = (script: string) => runProgram(process.execPath, [CLI, 'exec', '--mount', mnt, '--', 'sh', '-c', script], env);
     const best = async (f: () => Promise<number>): Promise<number> => {
       let b = Infinity;
       for (let i = 0; i < rounds; i++) b = Math.min(b, await f());
       return b;
     };
     for (const w of WORKLOADS) {
-      const directUs = await best(async () => elapsedUs((await run('sh', ['-c', timed(w.script)], env)).stdout));
+      const directUs = await best(async () => elapsedUs((await runProgram('sh', ['-c', timed(w.script)], env)).stdout));
       const execUs = await best(async () => elapsedUs((await underExec(timed(w.script))).stdout));
       let syscalls = 0;
       const tracedUs = await best(async () => {
@@ -105,7 +106,7 @@ export async function runExecBench(rounds = 3): Promise<ExecBenchResult> {
       });
     }
   } finally {
-    await run(process.execPath, [CLI, 'unmount', mnt], env);
+    await runProgram(process.execPath, [CLI, 'unmount', mnt], env);
     rmSync(base, { recursive: true, force: true });
   }
   const text = [

@@ -6,7 +6,8 @@
  * the same mount, p50/p99; and trace_pipe throughput to a reader (a buffer
  * filled with fprobe events, drained with O_NONBLOCK reads of 64 KiB, the
  * second of two rounds) next to reading the same number of bytes of a
- * static file of the mount.
+ * static file of the mount. The no-op write is also made as a tool makes
+ * it, by a process of its own against a real daemon (write_latency.ts).
  */
 import { constants, existsSync } from 'node:fs';
 import { appendFile, mkdtemp, open, rm, writeFile } from 'node:fs/promises';
@@ -18,6 +19,7 @@ import { createEmulator } from '../src/index.js';
 import { SERIES, type Series } from '../src/kernel/series.js';
 import { Task } from '../src/kernel/task.js';
 import { fmt, now, percentile, table } from './table.js';
+import { processWriteLatency } from './write_latency.js';
 
 export interface TracefsBenchOptions {
   ops: number;
@@ -26,7 +28,7 @@ export interface TracefsBenchOptions {
 
 export interface LatencyResult {
   series: Series;
-  op: 'add fprobe event' | 'remove fprobe event' | 'no-op write';
+  op: 'add fprobe event' | 'remove fprobe event' | 'no-op write' | "no-op write, a process on the daemon's CPU" | 'no-op write, a process on another CPU';
   p50ms: number;
   p99ms: number;
   n: number;
@@ -162,6 +164,10 @@ export async function runTracefsBench(o: TracefsBenchOptions): Promise<TracefsBe
       const r = await seriesBench(series, o);
       latency.push(...r.latency);
       throughput.push(...r.throughput);
+      for (const w of (await processWriteLatency(series, o.ops * 5)) ?? []) {
+        const op: LatencyResult['op'] = w.cpu === 'same' ? "no-op write, a process on the daemon's CPU" : 'no-op write, a process on another CPU';
+        latency.push({ series, op, p50ms: w.p50ms, p99ms: w.p99ms, n: w.n });
+      }
     }
   } finally {
     clearInterval(keepAlive);
