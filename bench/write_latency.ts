@@ -6,11 +6,11 @@
  * more than one within a vCPU (README, "What the selftests cost"); the
  * selftests keep each series to one CPU for that reason.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseCpuList } from '../src/host/proc_source.js';
+import { ownCpuList, parseCpuList } from '../src/host/proc_source.js';
 import type { Series } from '../src/kernel/series.js';
 import { runProgram } from './exec.js';
 import { percentile } from './table.js';
@@ -46,15 +46,9 @@ async function run(cmd: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return r.stdout;
 }
 
-/** The CPUs this process may run on. */
-function ownCpus(): number[] {
-  const list = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'latin1'))?.[1];
-  return list ? parseCpuList(list) : [];
-}
-
 /** Undefined when it cannot run here (no taskset, no FUSE). */
 export async function processWriteLatency(series: Series, ops: number): Promise<ProcessWriteLatency[] | undefined> {
-  const cpus = ownCpus();
+  const cpus = parseCpuList(ownCpuList() ?? '');
   if (!existsSync('/dev/fuse') || cpus.length === 0 || !['/usr/bin/taskset', '/bin/taskset'].some((p) => existsSync(p))) return undefined;
   const base = mkdtempSync(join(tmpdir(), 'tfe-write-'));
   const dir = join(base, 'mnt');

@@ -2,8 +2,7 @@
 import { availableParallelism, constants as osConstants } from 'node:os';
 import type { Argv, CommandModule } from 'yargs';
 import { DEFAULT_SERIES, SERIES } from '../src/kernel/series.js';
-import { readFileSync } from 'node:fs';
-import { parseCpuList } from '../src/host/proc_source.js';
+import { ownCpuList, parseCpuList } from '../src/host/proc_source.js';
 import { checkSubset } from './expectations.js';
 import { fetchSelftests } from './fetch.js';
 import { fetchForExpectations, loadExpectations, type RunOptions, type RunResult, runSelftests } from './run.js';
@@ -65,7 +64,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
     const stop = stopOnSignal();
     const series = a.check ? [...SERIES] : [a.series];
     // Series run at once each get a CPU of their own (none with a single CPU, or against a mount: its daemon runs where it does).
-    const cpus = a.pin && !a.mount ? ownCpus() : [];
+    const cpus = a.pin && !a.mount ? parseCpuList(ownCpuList() ?? '') : [];
     const cpuOf = (slot: number) => (cpus.length > 1 ? cpus[slot % cpus.length] : undefined);
     const options = (s: string, slot = 0): RunOptions => ({
       series: s,
@@ -140,12 +139,6 @@ async function runAtOnce(series: string[], options: (s: string, slot: number) =>
   };
   await Promise.all(Array.from({ length: jobs }, (_, slot) => worker(slot)));
   return series.flatMap((s) => results.get(s) ?? []);
-}
-
-/** The host CPUs this process may run on. */
-function ownCpus(): number[] {
-  const list = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'latin1'))?.[1];
-  return list ? parseCpuList(list) : [];
 }
 
 /**

@@ -19,6 +19,7 @@ import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, readdirSync,
 import { tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { observePath } from '../host/events.js';
+import { ownCpuList } from '../host/proc_source.js';
 import { type MountInfo, parseMountinfo } from '../host/mountinfo.js';
 import { nativeHelper } from '../host/native_helper.js';
 import { expectSystemError } from '../host/system_error.js';
@@ -331,11 +332,6 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
     sh.push('exec "$@"');
   }
   return { script: sh.join('\n') + '\n', files, warnings };
-}
-
-/** The CPUs this process may run on, as /proc shows them ("0-1"). */
-function ownCpuList(): string | undefined {
-  return /^Cpus_allowed_list:\s*(\S+)/m.exec(readOr('/proc/self/status'))?.[1];
 }
 
 function which(cmd: string): string | undefined {

@@ -343,10 +343,16 @@ export class FakeProcSource implements ProcSource {
   }
 }
 
+/** The CPUs this process may run on, as /proc shows them ("0-1"). */
+export function ownCpuList(): string | undefined {
+  return /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'latin1'))?.[1];
+}
+
 /** A cpulist (`0-3,5`) as its CPU numbers. */
 export function parseCpuList(list: string): number[] {
   const cpus: number[] = [];
   for (const part of list.split(',')) {
+    if (!part) continue;
     const [a, b] = part.split('-').map(Number);
     if (a === undefined || Number.isNaN(a)) continue;
     for (let c = a; c <= (b ?? a); c++) cpus.push(c);
