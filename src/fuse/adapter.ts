@@ -15,12 +15,22 @@ import type { FuseHandler, FuseNotices, FuseReplies, FuseRequest, SetAttr } from
 
 /** How long a busy operation waits for RELEASE requests in flight before it runs again. */
 const RELEASE_GRACE_MS = 20;
+/** How long, at most, opens wait for the RELEASE of a file whose reader a signal is ending. */
+const RELEASE_DUE_MS = 200;
 
 interface AdapterOptions {
   /** Where bugs (non-KernelError throws) are reported; they become EIO. */
   log?: (msg: string) => void;
   /** What the answer to a request waits for besides the kernel's caches (the host's watchers: HostDriver.returning). */
   returning?: (caller: Caller) => Promise<void> | undefined;
+  /** Whether a signal pending for a caller will end it (caller_signals.ts). */
+  signalEnds?: (pid: number) => boolean;
+}
+
+/** A request waiting in JS: how to end it, and the open file it reads, if any. */
+interface Waiting {
+  end: () => void;
+  fh?: number;
 }
 
 /** A directory opened for reading: its entries, listed once by the first readdir. */
@@ -45,7 +55,10 @@ export class FuseAdapter implements FuseHandler {
   /** One wake function per open file, so repeated polls do not pile up listeners. */
   private readonly wakers = new Map<number, () => void>();
   /** Requests waiting in JS (blocking reads and the like), with how to end them. */
-  private readonly waiting = new Map<FuseRequest, () => void>();
+  private readonly waiting = new Map<FuseRequest, Waiting>();
+  /** Files whose reader a signal is ending, and how their wait ends (at their RELEASE, or after RELEASE_DUE_MS). */
+  private readonly releasesDue = new Map<number, { released: Promise<void>; done: () => void }>();
+  private readonly signalEnds?: (pid: number) => boolean;
   private readonly dirs = new Map<number, DirListing | undefined>();
   private nextDir = 1;
 
@@ -55,6 +68,7 @@ export class FuseAdapter implements FuseHandler {
   ) {
     this.log = opts.log ?? ((m) => console.error(`tracefs-emu: ${m}`));
     this.returning = opts.returning;
+    this.signalEnds = opts.signalEnds;
     this.ids = new NodeIds(fs.root);
     this.files = new FileCache(fs.kernel);
     this.cache = new KernelCache(this.ids, this.files);
@@ -108,7 +122,7 @@ export class FuseAdapter implements FuseHandler {
     }
     if (!(r instanceof Promise)) return answer(r);
     if (req.interrupted) this.replies.err(req, errno.EINTR);
-    else this.waiting.set(req, () => this.replies.err(req, errno.ENOTCONN));
+    else this.waiting.set(req, { end: () => this.replies.err(req, errno.ENOTCONN) });
     r.then(
       (v) => {
         this.waiting.delete(req);
@@ -174,8 +188,9 @@ export class FuseAdapter implements FuseHandler {
 
   /** Ends waiting requests (ENOTCONN) and closes every open file: the mount is gone. */
   releaseAll(): void {
-    for (const end of [...this.waiting.values()]) end();
+    for (const w of [...this.waiting.values()]) w.end();
     this.waiting.clear();
+    for (const r of [...this.releasesDue.values()]) r.done();
     for (const [fh, h] of [...this.fds.handles()]) {
       this.fds.remove(fh);
       this.wakers.delete(fh);
@@ -282,6 +297,10 @@ export class FuseAdapter implements FuseHandler {
   }
 
   open(req: FuseRequest, id: number, flags: number): void {
+    if (this.releasesDue.size > 0) {
+      void Promise.all([...this.releasesDue.values()].map((r) => r.released)).then(() => this.open(req, id, flags));
+      return;
+    }
     let path: string;
     try {
       path = this.pathOf(id);
@@ -311,6 +330,8 @@ export class FuseAdapter implements FuseHandler {
     if (!h) return this.replies.err(req, errno.EBADF);
     h.setStatusFlags(fileFlags);
     this.run(`read ${h.node.path}`, req, () => h.read(size, offset, req), (data) => this.replies.data(req, data, Math.min(size, data.length)));
+    const w = this.waiting.get(req);
+    if (w) w.fh = fh;
   }
 
   write(req: FuseRequest, _id: number, fh: number, data: Buffer, offset: number, fileFlags: number): void {
@@ -321,6 +342,7 @@ export class FuseAdapter implements FuseHandler {
   }
 
   release(req: FuseRequest, _id: number, fh: number): void {
+    this.releasesDue.get(fh)?.done();
     const h = this.fds.remove(fh);
     this.wakers.delete(fh);
     this.notices?.forgetPoll(fh);
@@ -381,9 +403,32 @@ export class FuseAdapter implements FuseHandler {
   }
 
   interrupted(req: FuseRequest): void {
-    const end = this.waiting.get(req);
-    if (!end) return;
+    const w = this.waiting.get(req);
+    if (!w) return;
     this.waiting.delete(req);
     this.replies.err(req, errno.EINTR);
+    if (w.fh !== undefined && this.signalEnds?.(req.caller.pid)) this.releaseDue(w.fh);
+  }
+
+  /**
+   * A signal is ending the reader of `fh` (`kill` of a `cat trace_pipe`):
+   * on a kernel its file is released before its killer's next command can
+   * look (a remote still loaded, an event file still busy), while FUSE sends
+   * the RELEASE only once the process is gone. Opens wait for it meanwhile.
+   */
+  private releaseDue(fh: number): void {
+    if (this.releasesDue.has(fh)) return;
+    let done!: () => void;
+    const released = new Promise<void>((ok) => (done = ok));
+    const timer = setTimeout(() => entry.done(), RELEASE_DUE_MS);
+    const entry = {
+      released,
+      done: () => {
+        clearTimeout(timer);
+        this.releasesDue.delete(fh);
+        done();
+      },
+    };
+    this.releasesDue.set(fh, entry);
   }
 }

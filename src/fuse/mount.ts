@@ -12,6 +12,7 @@ import type { Caller } from '../kernel/caller.js';
 import type { Tracefs } from '../tracefs/tracefs.js';
 import { watchTree } from '../tracefs/tree_watch.js';
 import { FuseAdapter } from './adapter.js';
+import { signalEnds } from './caller_signals.js';
 import { autoUnmountWatcher, detach, mountAt, probe } from './mount_table.js';
 import type { RequestStats } from './request_stats.js';
 import { FuseSession } from './session.js';
@@ -125,7 +126,7 @@ export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions 
   if (m && m.fstype === 'fuse.tracefs') throw new Error(`${mountpoint}: a tracefs-emu is already mounted there`);
   if (opts.mkdir !== false) await mkdir(mountpoint, { recursive: true });
 
-  const adapter = new FuseAdapter(fs, { log, returning: opts.returning });
+  const adapter = new FuseAdapter(fs, { log, returning: opts.returning, signalEnds });
   const cache = adapter.cache;
   const options = [...baseOptions(), ...(opts.autoUnmount === false ? [] : ['auto_unmount']), ...(opts.fuseOptions ?? [])];
   let sessionEnded!: () => void;

@@ -84,7 +84,7 @@ class Recorder implements FuseReplies, FuseNotices {
 let slot = 0;
 const ROOT = { pid: process.pid, uid: 0, gid: 0 };
 
-function setup() {
+function setup(signalEnds?: (pid: number) => boolean) {
   const root = new Dir('', 0o755);
   let release: ((b: Buffer) => void) | undefined;
   const released: string[] = [];
@@ -121,7 +121,7 @@ function setup() {
   tree.add(new File('other', 0o444, { read: () => Buffer.alloc(0) }));
   const fs = new Tracefs(root, new Kernel({ cpus: 1 }));
   const logs: string[] = [];
-  const adapter = new FuseAdapter(fs, { log: (m) => logs.push(m) });
+  const adapter = new FuseAdapter(fs, { log: (m) => logs.push(m), signalEnds });
   const rec = new Recorder();
   adapter.attach(rec, rec);
   /** A request from `who`, and its answer. */
@@ -211,6 +211,41 @@ describe('FUSE adapter', () => {
     release(Buffer.from('late'));
     await new Promise((r) => setTimeout(r, 10));
     expect(rec.twice).toBe(0);
+  });
+
+  it('holds opens until the RELEASE of a file whose reader a signal is ending (kill of a cat trace_pipe), at most 200 ms', async () => {
+    const KILLED = 4242;
+    const { adapter, ask, call, id, open } = setup((pid) => pid === KILLED);
+    const plain = await id('plain');
+    const fh = await open('stream');
+    const reader = { pid: KILLED, uid: 0, gid: 0 };
+    const { req } = ask((r) => adapter.read(r, 0, fh, 16, 0, 0), reader);
+    await new Promise((r) => setTimeout(r, 5));
+    req.interrupt();
+    adapter.interrupted(req);
+    let opened = false;
+    const next = call((r) => adapter.open(r, plain, 0)).then((a) => ((opened = true), a));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(opened).toBe(false);
+    await call((r) => adapter.release(r, 0, fh));
+    expect(await next).toMatchObject({ fh: expect.any(Number) });
+    // No RELEASE comes (the file was shared): the open goes on after the bound.
+    const fh2 = await open('stream');
+    const again = ask((r) => adapter.read(r, 0, fh2, 16, 0, 0), reader);
+    await new Promise((r) => setTimeout(r, 5));
+    again.req.interrupt();
+    adapter.interrupted(again.req);
+    const t = Date.now();
+    await call((r) => adapter.open(r, plain, 0));
+    expect(Date.now() - t).toBeGreaterThanOrEqual(150);
+    // A reader that lives on (its signal handled) holds nothing.
+    const alive = ask((r) => adapter.read(r, 0, fh2, 16, 0, 0));
+    await new Promise((r) => setTimeout(r, 5));
+    alive.req.interrupt();
+    adapter.interrupted(alive.req);
+    const t2 = Date.now();
+    await call((r) => adapter.open(r, plain, 0));
+    expect(Date.now() - t2).toBeLessThan(100);
   });
 
   it('closes a file whose open completed after the caller was interrupted', async () => {
