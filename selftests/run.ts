@@ -84,7 +84,7 @@ export interface RunOptions {
   /**
    * The host CPU the run's emulator and tests keep to (taskset), none:
    * anywhere. A FUSE round trip between two CPUs of a virtual machine costs
-   * about twice one within a CPU, and a test is mostly round trips; the
+   * many times one within a CPU, and a test is mostly round trips; the
    * tests are still shown (sched_getaffinity) every CPU.
    */
   cpu?: number;

@@ -1,8 +1,8 @@
 /*
  * --cpus-shown LIST: the command was pinned to some host CPUs by whoever
  * started the watcher (the selftests put each emulator and its tests on one
- * CPU: a FUSE round trip between CPUs costs twice one within a CPU on a
- * virtual machine), but is to see the CPUs it had before. sched_getaffinity(2)
+ * CPU: on a virtual machine a FUSE round trip between CPUs costs many times
+ * one within a CPU), but is to see the CPUs it had before. sched_getaffinity(2)
  * is answered here: a thread whose mask is the pin it inherited is shown
  * LIST; one that chose its own mask (sched_setaffinity(2), as taskset does),
  * or was started by one that did, its own.

@@ -427,8 +427,9 @@ export interface ExecOptions {
   /**
    * The host CPU the command and its watcher run on (taskset), shown by
    * sched_getaffinity the CPUs this process may run on: the selftests keep
-   * each emulator and its tests on one CPU (a FUSE round trip within a CPU
-   * costs half one between CPUs on a virtual machine). Needs the watcher.
+   * each emulator and its tests on one CPU (on a virtual machine a FUSE
+   * round trip within a CPU costs a fraction of one between CPUs). Needs
+   * the watcher.
    */
   cpu?: number;
 }
