@@ -18,16 +18,14 @@ static struct {
 } chose[MAX_CHOSE];
 static int nchose;
 
-/* /proc/PID/stat's starttime; 0 when gone. */
+/* /proc/PID/stat's starttime (its 22nd field, the 20th from the state on); 0 when gone. */
 static unsigned long long proc_start(pid_t pid)
 {
 	char stat[512];
-	proc_file_line(pid, "stat", stat, sizeof(stat));
-	const char *p = strrchr(stat, ')');
-	unsigned long long start = 0;
-	if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu", &start) != 1)
-		return 0;
-	return start;
+	const char *f = proc_stat_fields(pid, stat, sizeof(stat));
+	for (int skip = 0; f && skip < 19; skip++)
+		f = (f = strchr(f, ' ')) ? f + 1 : NULL;
+	return f ? strtoull(f, NULL, 10) : 0;
 }
 
 /* sched_setaffinity(2) (the call goes on): its target chose its mask. */

@@ -328,14 +328,25 @@ static void proc_file_line(pid_t pid, const char *what, char *out, size_t n)
 	out[strcspn(out, "\n")] = 0;
 }
 
-/* The parent of a process (4th field of /proc/PID/stat, after the comm in parentheses); 0 if unknown. */
+/*
+ * /proc/PID/stat into `stat`, and where its fields go on after the comm
+ * (which may hold spaces and parentheses): at the state letter. NULL when
+ * the process is gone or the line is cut.
+ */
+static const char *proc_stat_fields(pid_t pid, char *stat, size_t n)
+{
+	proc_file_line(pid, "stat", stat, n);
+	const char *close_paren = strrchr(stat, ')');
+	return close_paren && close_paren[1] == ' ' ? close_paren + 2 : NULL;
+}
+
+/* The parent of a process (4th field of /proc/PID/stat); 0 if unknown. */
 static int proc_ppid(pid_t pid)
 {
 	char stat[512];
-	proc_file_line(pid, "stat", stat, sizeof(stat));
-	const char *close_paren = strrchr(stat, ')');
+	const char *f = proc_stat_fields(pid, stat, sizeof(stat));
 	int ppid = 0;
-	if (!close_paren || sscanf(close_paren + 1, " %*c %d", &ppid) != 1)
+	if (!f || sscanf(f, "%*c %d", &ppid) != 1)
 		return 0;
 	return ppid;
 }
@@ -1062,11 +1073,10 @@ static void on_exit_stop(pid_t tid, struct tracee *t, const struct __ptrace_sysc
 static int is_running(pid_t tid)
 {
 	char stat[512];
-	proc_file_line(tid, "stat", stat, sizeof(stat));
+	const char *f = proc_stat_fields(tid, stat, sizeof(stat));
 	if (!stat[0])
 		return -1;
-	const char *close_paren = strrchr(stat, ')');
-	return close_paren && close_paren[1] == ' ' && close_paren[2] == 'R';
+	return f && f[0] == 'R';
 }
 
 /*

@@ -19,6 +19,7 @@ import { serveNamespaceViews } from '../exec/namespace_views.js';
 import { ensureStateDir, isAlive, type MountState, readState, removeState, statePaths, waitWatcher, writeMountOptions, writeState } from './state.js';
 import { collectWhenIdle } from './idle_collect.js';
 import { nativeAddon } from '../host/native_addon.js';
+import { signalEnds } from '../host/pending_signals.js';
 
 interface ServeOptions {
   dir: string;
@@ -84,7 +85,7 @@ async function serve(o: ServeOptions): Promise<Served> {
 
   if (userOnlyMount()) log(`mounting for uid ${process.getuid?.()} only: for other users to reach it, add user_allow_other to /etc/fuse.conf (as root)`);
   const { returning } = host;
-  const mount = await mountTracefs(emulator.fs, mountpoint, { fuseOptions: o.fuseOptions, autoUnmount: o.autoUnmount, log, returning });
+  const mount = await mountTracefs(emulator.fs, mountpoint, { fuseOptions: o.fuseOptions, autoUnmount: o.autoUnmount, log, returning, signalEnds });
   // debugfs and /proc views for `tracefs-emu exec` namespaces.
   const views = await serveNamespaceViews(emulator, mountpoint, { log, autoUnmount: o.autoUnmount, returning }).catch(async (e: Error) => {
     await mount.unmount().catch(() => {});

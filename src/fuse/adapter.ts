@@ -23,7 +23,7 @@ interface AdapterOptions {
   log?: (msg: string) => void;
   /** What the answer to a request waits for besides the kernel's caches (the host's watchers: HostDriver.returning). */
   returning?: (caller: Caller) => Promise<void> | undefined;
-  /** Whether a signal pending for a caller will end it (caller_signals.ts). */
+  /** Whether a signal pending for a caller will end it (host/pending_signals.ts). */
   signalEnds?: (pid: number) => boolean;
 }
 

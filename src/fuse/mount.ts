@@ -12,7 +12,6 @@ import type { Caller } from '../kernel/caller.js';
 import type { Tracefs } from '../tracefs/tracefs.js';
 import { watchTree } from '../tracefs/tree_watch.js';
 import { FuseAdapter } from './adapter.js';
-import { signalEnds } from './caller_signals.js';
 import { autoUnmountWatcher, detach, mountAt, probe } from './mount_table.js';
 import type { RequestStats } from './request_stats.js';
 import { FuseSession } from './session.js';
@@ -44,6 +43,8 @@ interface MountOptions {
   log?: (msg: string) => void;
   /** What the answer to a request waits for besides the kernel's caches (HostDriver.returning). */
   returning?: (caller: Caller) => Promise<void> | undefined;
+  /** Whether a signal pending for a caller will end it (host/pending_signals.ts): opens then wait for its files' release. */
+  signalEnds?: (pid: number) => boolean;
 }
 
 /** A mounted Tracefs. */
@@ -126,7 +127,7 @@ export async function mountTracefs(fs: Tracefs, dir: string, opts: MountOptions 
   if (m && m.fstype === 'fuse.tracefs') throw new Error(`${mountpoint}: a tracefs-emu is already mounted there`);
   if (opts.mkdir !== false) await mkdir(mountpoint, { recursive: true });
 
-  const adapter = new FuseAdapter(fs, { log, returning: opts.returning, signalEnds });
+  const adapter = new FuseAdapter(fs, { log, returning: opts.returning, signalEnds: opts.signalEnds });
   const cache = adapter.cache;
   const options = [...baseOptions(), ...(opts.autoUnmount === false ? [] : ['auto_unmount']), ...(opts.fuseOptions ?? [])];
   let sessionEnded!: () => void;

@@ -7,6 +7,9 @@ import { accessSync, closeSync, constants, openSync, readFileSync, readlinkSync,
 import { type MountInfo, parseMountinfo } from './mountinfo.js';
 import { expectSystemError } from './system_error.js';
 
+/** A status file's affinity line (Cpus_allowed_list: 0-1). */
+const CPUS_ALLOWED = /^Cpus_allowed_list:\s*(\S+)/m;
+
 /** What /proc says about one real process. */
 export interface ProcInfo {
   pid: number;
@@ -258,7 +261,7 @@ export class HostProcSource implements ProcSource {
 
   allowedCpus(pid: number): readonly number[] | undefined {
     try {
-      const m = /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync(`${this.root}/${pid}/status`, 'latin1'));
+      const m = CPUS_ALLOWED.exec(readFileSync(`${this.root}/${pid}/status`, 'latin1'));
       return m ? parseCpuList(m[1]!) : undefined;
     } catch (e) {
       expectSystemError(e);
@@ -345,7 +348,7 @@ export class FakeProcSource implements ProcSource {
 
 /** The CPUs this process may run on, as /proc shows them ("0-1"). */
 export function ownCpuList(): string | undefined {
-  return /^Cpus_allowed_list:\s*(\S+)/m.exec(readFileSync('/proc/self/status', 'latin1'))?.[1];
+  return CPUS_ALLOWED.exec(readFileSync('/proc/self/status', 'latin1'))?.[1];
 }
 
 /** A cpulist (`0-3,5`) as its CPU numbers. */

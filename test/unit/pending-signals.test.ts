@@ -1,7 +1,7 @@
-/** caller_signals.ts: which pending signals end a FUSE caller. */
+/** pending_signals.ts: which pending signals end a process. */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { signalEnds, signalEndsIn } from '../../src/fuse/caller_signals.js';
+import { signalEnds, signalEndsIn } from '../../src/host/pending_signals.js';
 
 /** The signal lines of /proc/PID/status (masks in hex, bit N-1 for signal N). */
 const status = (m: { pnd?: number; shd?: number; blk?: number; ign?: number; cgt?: number }) =>

@@ -1,13 +1,13 @@
 /**
- * Whether a signal pending for a FUSE caller will end it: pending (the
+ * Whether a signal pending for a host process will end it: pending (the
  * thread's or its process's), not blocked, not caught, not ignored, and one
- * whose default action terminates. Such a caller's files are released as
- * soon as it is gone; on a kernel that happens before anything its killer
- * does next can look, here FUSE sends the RELEASE later (see
- * FuseAdapter.interrupted).
+ * whose default action terminates (/proc/PID/status). The FUSE adapter asks
+ * it of a reader whose blocked read a signal interrupted: such a reader's
+ * files are released as soon as it is gone, before anything its killer does
+ * next on a kernel, later through FUSE (FuseAdapter.interrupted).
  */
 import { readFileSync } from 'node:fs';
-import { expectSystemError } from '../host/system_error.js';
+import { expectSystemError } from './system_error.js';
 
 /** Signals whose default action is to stop or continue, or to do nothing (signal(7)). */
 const NOT_FATAL = [17 /* CHLD */, 18 /* CONT */, 19 /* STOP */, 20 /* TSTP */, 21 /* TTIN */, 22 /* TTOU */, 23 /* URG */, 28 /* WINCH */];
