@@ -93,6 +93,37 @@ export function hostEventLine(sinks: HostEventSinks, line: string): void {
   } else procEventLine(sinks.mirror, line);
 }
 
+/**
+ * Dispatches the lines of one read, in order (those `taken` takes aside).
+ * Processes whose exit is among them are known gone while the lines before
+ * their exit are handled (see ProcessMirror.exitsAhead).
+ */
+export function hostEventLines(sinks: HostEventSinks, lines: readonly string[], taken: (line: string) => boolean = () => false): void {
+  sinks.mirror.exitsAhead(exitedPids(lines));
+  try {
+    for (const line of lines) {
+      if (taken(line)) continue;
+      try {
+        hostEventLine(sinks, line);
+      } catch (e) {
+        // A process gone mid-way: its next event or exit check settles it.
+        if (!isKernelError(e)) expectSystemError(e);
+      }
+    }
+  } finally {
+    sinks.mirror.linesHandled();
+  }
+}
+
+/** The pids of the proc connector's exit lines (`X cpu pid tgid code`) among `lines`. */
+function* exitedPids(lines: readonly string[]): Generator<number> {
+  for (const line of lines) {
+    if (!line.startsWith('X ')) continue;
+    const pid = Number(line.split(' ', 3)[2]);
+    if (Number.isInteger(pid)) yield pid;
+  }
+}
+
 /** Where the watchers read whether the kernel can see system calls: beside the FIFO. */
 export function observePath(fifo: string): string {
   return `${fifo}.observe`;
@@ -160,20 +191,15 @@ export function startHostEvents(sinks: HostEventSinks, opts: { procEvents: boole
       // of it alive for as long as a name taken from one line is (a comm, a path the kernel keeps).
       let start = 0;
       let nl: number;
+      const got: string[] = [];
       while ((nl = buf.indexOf(10, start)) >= 0 && nl < n) {
-        const line = pending + buf.toString('latin1', start, nl);
+        got.push(pending + buf.toString('latin1', start, nl));
         pending = '';
         start = nl + 1;
-        lines++;
-        if (observeSwitch?.line(line)) continue;
-        try {
-          hostEventLine(sinks, line);
-        } catch (e) {
-          // A process gone mid-way: its next event or exit check settles it.
-          if (!isKernelError(e)) expectSystemError(e);
-        }
       }
       if (start < n) pending += buf.toString('latin1', start, n);
+      lines += got.length;
+      hostEventLines(sinks, got, (line) => observeSwitch?.line(line) ?? false);
     }
   };
   const timer = setInterval(drain, POLL_MS);

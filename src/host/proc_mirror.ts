@@ -70,6 +70,13 @@ export class ProcessMirror {
    * theirs, never a new process's — a zombie is never switched in again.
    */
   private readonly dead = new Map<number, Task>();
+  /**
+   * Processes whose exit line was read but not handled yet, by pid (how many
+   * such lines): they are gone, so the lines before it are handled without
+   * reading /proc for them — what it would say is that they are gone, or,
+   * once their pid is reused, another process's state.
+   */
+  private readonly exiting = new Map<number, number>();
 
   constructor(
     private readonly k: Kernel,
@@ -77,6 +84,40 @@ export class ProcessMirror {
   ) {
     // A mirrored process runs where its host process may (/proc/PID/status Cpus_allowed_list).
     if (src.allowedCpus) k.sched.affinity = (t) => (this.mirrored.has(t) ? src.allowedCpus!(t.pid) : undefined);
+  }
+
+  /** The exits among the lines read next (each reaches onExit() in its turn). */
+  exitsAhead(pids: Iterable<number>): void {
+    for (const pid of pids) this.exiting.set(pid, (this.exiting.get(pid) ?? 0) + 1);
+  }
+
+  /** One exit line of `pid` handled (or dropped): lines after it are of whatever has the pid now. */
+  private exitHandled(pid: number): void {
+    const n = this.exiting.get(pid);
+    if (n === undefined) return;
+    if (n > 1) this.exiting.set(pid, n - 1);
+    else this.exiting.delete(pid);
+  }
+
+  /** All lines read were handled: no exit is ahead any more (one whose line failed to handle included). */
+  linesHandled(): void {
+    this.exiting.clear();
+  }
+
+  private stat(pid: number): ProcInfo | undefined {
+    return this.exiting.has(pid) ? undefined : this.src.stat(pid);
+  }
+
+  private exe(pid: number): string | undefined {
+    return this.exiting.has(pid) ? undefined : this.src.exe(pid);
+  }
+
+  private comm(pid: number, startTime: number): string | undefined {
+    return this.exiting.has(pid) ? undefined : this.src.comm(pid, startTime);
+  }
+
+  private cwd(pid: number): string | undefined {
+    return this.exiting.has(pid) ? undefined : this.src.cwd(pid);
   }
 
   /**
@@ -102,7 +143,7 @@ export class ProcessMirror {
     if (known && m && !known.exited) {
       // The common case, a known process calling again: its comm tells whether it exec'd meanwhile — the
       // watcher's (read while the call waited: right even for a process gone since), else its /proc comm.
-      const now = comm !== '<...>' ? comm : this.src.comm(pid, m.startTime);
+      const now = comm !== '<...>' ? comm : this.comm(pid, m.startTime);
       if (now === known.comm) {
         this.follow(known, m);
         return known;
@@ -112,7 +153,7 @@ export class ProcessMirror {
         return known;
       }
     }
-    const info = this.src.stat(pid);
+    const info = this.stat(pid);
     if (known && m && !known.exited && (!info || info.startTime === m.startTime)) {
       if (info) this.refresh(known, m, info);
       return known;
@@ -139,7 +180,7 @@ export class ProcessMirror {
     const k = this.k;
     if (this.using !== t.pid || !k.observed()) return;
     for (const c of k.cpus) if (c.curr === t) return;
-    const info = this.src.stat(t.pid);
+    const info = this.stat(t.pid);
     if (!info || info.startTime !== m.startTime) return;
     k.sched.migrate(t, info.cpu);
     let allowed: readonly number[] | undefined;
@@ -154,7 +195,7 @@ export class ProcessMirror {
     const m = this.mirrored.get(t);
     // A watched process's chdir() was reported when it made it (and reading its cwd on every call costs).
     if (!m || t.kthread || t.callsReported) return undefined;
-    const cwd = this.src.cwd(t.pid);
+    const cwd = this.cwd(t.pid);
     if (cwd === undefined) return undefined;
     const before = m.cwd;
     m.cwd = cwd;
@@ -194,8 +235,10 @@ export class ProcessMirror {
    * may have changed — an exec (chrt execs its command), a wake-up.
    */
   refreshSched(t: Task): void {
-    if (!this.mirrored.has(t)) return;
-    const info = this.src.stat(t.pid);
+    if (this.mirrored.has(t)) this.schedFrom(t, this.stat(t.pid));
+  }
+
+  private schedFrom(t: Task, info: ProcInfo | undefined): void {
     if (!info) return;
     const prio = prioOf(info.priority);
     if (prio !== undefined) t.prio = prio;
@@ -211,7 +254,7 @@ export class ProcessMirror {
   /** The process is called `comm` now: it exec'd (the exec notification, if one comes, is not repeated). */
   private execInferred(t: Task, m: Mirrored, comm: string): void {
     m.execInferred = true;
-    this.execs(t, this.execPath(t.pid, this.src.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
+    this.execs(t, this.execPath(t.pid, this.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
   }
 
   /**
@@ -219,10 +262,11 @@ export class ProcessMirror {
    * that chose its CPU before exec'ing the next (taskset) has it moved there.
    */
   private execs(t: Task, filename: string, comm: string): void {
-    this.refreshSched(t);
+    const m = this.mirrored.get(t);
+    const info = m ? this.stat(t.pid) : undefined;
+    this.schedFrom(t, info);
     this.k.procs.exec(t, filename, comm);
-    const info = this.src.stat(t.pid);
-    if (info && info.startTime === this.mirrored.get(t)?.startTime) this.k.sched.migrate(t, info.cpu);
+    if (info && info.startTime === m?.startTime) this.k.sched.migrate(t, info.cpu);
   }
 
   /** A process seen for the first time. */
@@ -234,7 +278,7 @@ export class ProcessMirror {
     if (parent) this.k.procs.fork(parent, child, this.forkCall(info.ppid));
     if (child.comm !== info.comm) {
       this.mirrored.get(child)!.execInferred = true;
-      this.k.procs.exec(child, this.execPath(info.pid, this.src.exe(info.pid) ?? `/usr/bin/${info.comm}`), info.comm);
+      this.k.procs.exec(child, this.execPath(info.pid, this.exe(info.pid) ?? `/usr/bin/${info.comm}`), info.comm);
     }
     return child;
   }
@@ -247,12 +291,12 @@ export class ProcessMirror {
       // The built-in init stands for the machine's pid 1: it goes by its name.
       if (pid === 1 && known.origin === 'kernel' && !this.initNamed) {
         this.initNamed = true;
-        const info = this.src.stat(1);
+        const info = this.stat(1);
         if (info) known.comm = info.comm;
       }
       return known;
     }
-    const info = this.src.stat(pid);
+    const info = this.stat(pid);
     if (!info) return this.k.tasks.get(1);
     if (depth < MAX_ANCESTORS) this.ensure(info.ppid, depth + 1);
     return this.adopt(info, false);
@@ -286,7 +330,7 @@ export class ProcessMirror {
   private staleAtFork(known: Task, pid: number): boolean {
     const m = this.mirrored.get(known);
     if (!m) return false;
-    const info = this.src.stat(pid);
+    const info = this.stat(pid);
     const same = info ? info.startTime === m.startTime : m.bornUnseen === true;
     if (same) m.bornUnseen = false;
     return !same;
@@ -314,7 +358,7 @@ export class ProcessMirror {
     for (const t of [...this.k.tasks.all()]) {
       const m = this.mirrored.get(t);
       if (!m) continue;
-      const info = this.src.stat(t.pid);
+      const info = this.stat(t.pid);
       if (!info || info.startTime !== m.startTime) this.exited(t);
     }
   }
@@ -359,7 +403,7 @@ export class ProcessMirror {
     // The host's kernel threads (kthreadd's children) are its own: the emulated kernel has its kthreads.
     if (parent?.kthread) return;
     this.toldFork(pid, tgid, teller, parent !== undefined && this.watched(parent));
-    const info: ProcInfo = this.src.stat(pid) ?? { pid, tgid, comm: parent?.comm ?? '<...>', ppid, cpu: cpu ?? parent?.cpu ?? 0, startTime: 0 };
+    const info: ProcInfo = this.stat(pid) ?? { pid, tgid, comm: parent?.comm ?? '<...>', ppid, cpu: cpu ?? parent?.cpu ?? 0, startTime: 0 };
     const child = this.adopt({ ...info, pid, tgid, ppid: tgid === pid ? ppid : (parent?.ppid ?? ppid), comm: parent?.comm ?? info.comm, cpu: cpu ?? info.cpu }, true, parent);
     if (parent) this.k.procs.fork(parent, child, this.forkCall(ppid));
   }
@@ -393,12 +437,12 @@ export class ProcessMirror {
     const e = (m.execs ??= { reported: 0, traced: 0 });
     if (++e.traced <= e.reported || m.execInferred) return;
     // This exec runs now: the execve() the watcher reported before it names it.
-    this.execs(t, this.execPath(t.pid, this.src.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
+    this.execs(t, this.execPath(t.pid, this.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
   }
 
   onExec(pid: number, reported: string, exe?: string): void {
     // The emulator's own helper starting (the watcher `exec` runs a command through): no exec of the machine's.
-    if (isNativeHelper(exe ?? this.src.exe(pid) ?? '')) return;
+    if (isNativeHelper(exe ?? this.exe(pid) ?? '')) return;
     const t = this.k.tasks.process(pid) ?? this.taskOf(pid);
     const m = this.mirrored.get(t);
     if (m?.execs && ++m.execs.reported <= m.execs.traced) {
@@ -406,7 +450,7 @@ export class ProcessMirror {
       this.execNames.delete(pid);
       return;
     }
-    const filename = this.execPath(pid, exe ?? this.src.exe(pid) ?? '');
+    const filename = this.execPath(pid, exe ?? this.exe(pid) ?? '');
     // A process gone before its comm could be read: the kernel named it after the file it ran.
     const comm = reported || (filename.split('/').pop() ?? '') || t.comm;
     const inferred = m?.execInferred ?? false;
@@ -432,6 +476,7 @@ export class ProcessMirror {
   }
 
   onExit(pid: number, code: number): void {
+    this.exitHandled(pid);
     // an execve() seen that did not happen after all
     this.execNames.delete(pid);
     const t = this.k.tasks.process(pid);

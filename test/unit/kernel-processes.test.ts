@@ -4,8 +4,10 @@
  * exec when the comm changes, exit when the process is gone or its pid
  * reused; kernel threads with stable pids.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { procEventLine, procEventsHelper } from '../../src/host/cn_proc.js';
+import { hostEventLines } from '../../src/host/events.js';
+import { ObserveLevel } from '../../src/host/observe_switch.js';
 import { execContext } from '../../src/kernel/cpu.js';
 import { TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF } from '../../src/kernel/context.js';
 import { inOrder, kernelEmu, recordCalls, recordEvents, SCHED_EVENTS } from '../helpers/kernel.js';
@@ -200,6 +202,29 @@ describe('process mirror', () => {
     const evs = recordEvents(k, SCHED_EVENTS);
     await fs.readFile('README', caller(801));
     expect(inOrder(evs.map((e) => e.name), ['sched_process_exit', 'sched_process_free', 'sched_process_fork', 'sched_process_exec'])).toBe(true);
+  });
+
+  it("reads nothing in /proc for a process whose exit is among the lines read with its fork and exec (its pid may be another's by then)", () => {
+    const { k, proc, host } = kernelEmu();
+    proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5 });
+    host.mirror.watch(host.mirror.taskOf(900));
+    // By the time the lines are read, 901 exited and its pid went to another process.
+    proc.set({ pid: 901, comm: 'other', ppid: 1, startTime: 99, exe: '/usr/bin/other', cpu: 1, priority: -51, policy: 1 });
+    const stat = vi.spyOn(proc, 'stat');
+    const exe = vi.spyOn(proc, 'exe');
+    const evs = recordEvents(k, SCHED_EVENTS);
+    const sinks = { mirror: host.mirror, syscalls: host.syscalls, traced: host.traced, observed: () => ObserveLevel.Nothing };
+    hostEventLines(sinks, ['F 0 900 900 901 901', 'E 0 901 901 \t', 'X 0 901 901 0']);
+    expect(stat.mock.calls.filter(([pid]) => pid === 901)).toEqual([]);
+    expect(exe.mock.calls).toEqual([]);
+    expect(evs.find((e) => e.name === 'sched_process_fork')!.args).toMatchObject({ parent_pid: 900, child_comm: 'sh', child_pid: 901 });
+    // The helper could read neither its comm nor its file: nothing is taken from the pid's new owner.
+    expect(evs.filter((e) => e.name === 'sched_process_exit').map((e) => [e.args.pid, e.args.prio])).toEqual([[901, 120]]);
+    expect(evs.some((e) => e.comm === 'other' || e.args.comm === 'other' || e.args.next_comm === 'other')).toBe(false);
+    // Lines read later are of whatever has the pid now: the new process is read from /proc.
+    stat.mockClear();
+    hostEventLines(sinks, ['F 1 900 900 901 901']);
+    expect(stat.mock.calls.filter(([pid]) => pid === 901).length).toBeGreaterThan(0);
   });
 
   it('follows the proc connector: a process that never touches the mount forks, execs and exits', () => {
