@@ -65,9 +65,19 @@ enum op {
 enum arg {
   A_SLOT, A_INO, A_PID, A_UID, A_GID, A_FH, A_FLAGS, A_SIZE, A_OFF, A_MODE,
   A_SET, A_ATTR_UID, A_ATTR_GID, A_ATIME, A_MTIME, A_INTERRUPTED,
-  /* Set by JS: nothing in the emulated kernel can see a system call on the mount now (cached files may be served here). */
-  A_UNOBSERVED, A_NARGS
+  /* Set by JS: which opens of cached files may be answered here now (enum gate). */
+  A_GATE,
+  /* Set by JS, per emulated CPU: the pid of the task running there if its opens may be answered here under GATE_CURRENT, else 0. */
+  A_CURRENT,
+  A_NARGS = A_CURRENT + 64
 };
+
+/*
+ * GATE_ALL: nothing in the emulated kernel can see a system call on the
+ * mount now. GATE_CURRENT: only the scheduler can, and a task already
+ * running on its CPU makes no switch by calling: its opens are answered here.
+ */
+enum gate { GATE_NONE, GATE_ALL, GATE_CURRENT };
 
 /* Attributes JS puts in the shared array before reply_attr / reply_entry. */
 enum attr { R_INO, R_MODE, R_NLINK, R_UID, R_GID, R_SIZE, R_ATIME, R_MTIME, R_CTIME, R_NODEID, R_ENTRY_TIMEOUT, R_ATTR_TIMEOUT, R_NATTR };
@@ -77,9 +87,9 @@ enum attr { R_INO, R_MODE, R_NLINK, R_UID, R_GID, R_SIZE, R_ATIME, R_MTIME, R_CT
 /*
  * Cached files: what JS said a file shows while it stays unchanged, with
  * its attributes. While nothing in the emulated kernel can see a system
- * call on the mount (A_UNOBSERVED), a read-only open of such a file, its
- * reads, fstat and release are answered here without a trip to JS; JS
- * drops an entry as soon as the file would show something else.
+ * call on the mount make a difference (A_GATE), a read-only open of such a
+ * file, its reads, fstat and release are answered here without a trip to
+ * JS; JS drops an entry as soon as the file would show something else.
  */
 typedef struct snap {
   uint32_t refs;
@@ -478,9 +488,20 @@ static void ll_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
   dispatch(s, req, OP_RELEASEDIR, NULL, NULL, 0);
 }
 
+/* Whether the gate JS set lets an open by the caller of `req` be answered here. */
+static int gate_open(session_t *s, fuse_req_t req) {
+  double gate = s->args[A_GATE];
+  if (gate == GATE_ALL) return 1;
+  if (gate != GATE_CURRENT) return 0;
+  double pid = fuse_req_ctx(req)->pid;
+  for (int i = A_CURRENT; i < A_NARGS; i++)
+    if (s->args[i] == pid) return 1;
+  return 0;
+}
+
 static void ll_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi) {
   session_t *s = sess(req);
-  snap_t *sn = s->args[A_UNOBSERVED] != 0 && (fi->flags & O_ACCMODE) == O_RDONLY && !(fi->flags & O_TRUNC) ? cache_get(s, ino) : NULL;
+  snap_t *sn = (fi->flags & O_ACCMODE) == O_RDONLY && !(fi->flags & O_TRUNC) && gate_open(s, req) ? cache_get(s, ino) : NULL;
   if (sn) {
     uint32_t i = nfh_take(s, sn);
     fi->fh = NATIVE_FH | i;

@@ -11,6 +11,8 @@
  * and when the kernel forgets its node id.
  */
 import type { Kernel } from '../kernel/kernel.js';
+import type { Cpu } from '../kernel/cpu.js';
+import type { Task } from '../kernel/task.js';
 import type { File, FileSnapshot, OpenHold } from '../tracefs/node.js';
 import type { Stat } from '../tracefs/tracefs.js';
 
@@ -21,8 +23,24 @@ export interface FileCacheSink {
   uncache(id: number): void;
   /** Files of `group` the native side holds open now. */
   openCount(group: number): number;
-  /** Whether the native side may answer cached files now. */
-  setUnobserved(on: boolean): void;
+  /** Which opens of cached files the native side may answer now. */
+  setGate(gate: NativeGate): void;
+  /** The task running on emulated CPU `cpu` is process `pid` (0: none whose opens NativeGate.Current lets through). */
+  setCurrent(cpu: number, pid: number): void;
+}
+
+/** Which read-only opens of cached files the native side answers. */
+export const enum NativeGate {
+  None = 0,
+  /** Every one: nothing in the emulated kernel can see a request on the mount run. */
+  All = 1,
+  /**
+   * Those of a watched process whose task runs on its CPU now: only the
+   * scheduler can see requests (sched_switch with a hist trigger, say), and
+   * such a task's call switches nothing. (Its process is watched: the host
+   * scheduler's look at it tells that it is busy, as a call would.)
+   */
+  Current = 2,
 }
 
 /**
@@ -36,7 +54,7 @@ export class FileCache {
   private readonly cached = new Map<number, FileSnapshot>();
   /** Something may have changed what a cached file shows since the last check. */
   private dirty = false;
-  private unobserved = false;
+  private gate = NativeGate.None;
   /** Work outside FUSE requests that may change state (control commands) under way. */
   private busy = 0;
   /** When the entries were last checked, and the check put off until the burst ends. */
@@ -49,12 +67,36 @@ export class FileCache {
   /** The group each hold's opens count in on the native side (never reused: a removed instance's stays behind). */
   private readonly groups = new WeakMap<OpenHold, number>();
   private nextGroup = 1;
-  sink?: FileCacheSink;
+  private to?: FileCacheSink;
+  /** Stops telling the sink which tasks run (see `sink`). */
+  private unfollow: (() => void)[] = [];
 
   constructor(
     private readonly kernel: Kernel,
     private readonly checkIntervalMs = CHECK_INTERVAL_MS,
   ) {}
+
+  get sink(): FileCacheSink | undefined {
+    return this.to;
+  }
+
+  /** Where cached files go; told from now on which task runs on each CPU (for NativeGate.Current). */
+  set sink(to: FileCacheSink | undefined) {
+    for (const stop of this.unfollow) stop();
+    this.unfollow = [];
+    this.to = to;
+    if (!to) return;
+    const tell = (c: Cpu): void => to.setCurrent(c.id, FileCache.currentPid(c.curr));
+    for (const c of this.kernel.cpus) {
+      tell(c);
+      this.unfollow.push(c.onSwitch(tell));
+    }
+  }
+
+  /** The pid NativeGate.Current lets open natively while `t` runs: a watched process's (0 for any other task). */
+  private static currentPid(t: Task): number {
+    return t.isIdle || t.kthread || t.exited || !t.callsReported ? 0 : t.pid;
+  }
 
   /** The kernel looked `node` up, or JS opened it (id `id`): cache what it shows, if it can say. */
   known(id: number, node: File, stat: () => Stat): void {
@@ -92,7 +134,7 @@ export class FileCache {
   hold(): () => void {
     this.busy++;
     this.changed();
-    this.set(false);
+    this.set(NativeGate.None);
     let done = false;
     return () => {
       if (done) return;
@@ -105,15 +147,16 @@ export class FileCache {
    * After each request JS handled: the native side may answer while no
    * request waits in JS, no other work is under way, and nothing can see a
    * request on the mount run (process events may be on: what a cached file
-   * shows never depends on them).
+   * shows never depends on them) — or only the scheduler can, and the
+   * caller already runs on its CPU (NativeGate.Current).
    */
   settle(idle: boolean): void {
     this.idle = idle;
-    const on = idle && this.busy === 0 && !this.kernel.readsObserved(this.kinds.values());
-    if (on && this.dirty) {
+    const gate = this.gateNow(idle);
+    if (gate !== NativeGate.None && this.dirty) {
       const wait = this.checkedAt + this.checkIntervalMs - performance.now();
       if (wait > 0) {
-        this.set(false);
+        this.set(NativeGate.None);
         this.checkLater ??= setTimeout(() => {
           this.checkLater = undefined;
           this.settle(this.idle);
@@ -124,7 +167,13 @@ export class FileCache {
       this.checkedAt = performance.now();
       for (const [id, snap] of this.cached) if (!snap.valid()) this.drop(id);
     }
-    this.set(on);
+    this.set(gate);
+  }
+
+  private gateNow(idle: boolean): NativeGate {
+    if (!idle || this.busy > 0) return NativeGate.None;
+    if (!this.kernel.readsObserved(this.kinds.values())) return NativeGate.All;
+    return this.kernel.readsObserved(this.kinds.values(), { schedulingAside: true }) ? NativeGate.None : NativeGate.Current;
   }
 
   /** Whether the kernel may keep a directory's listing from this opendir on: nothing can see a getdents64 run. */
@@ -132,10 +181,10 @@ export class FileCache {
     return !!this.sink && !this.kernel.readdirsObserved();
   }
 
-  private set(on: boolean): void {
-    if (on === this.unobserved) return;
-    this.unobserved = on;
-    this.sink?.setUnobserved(on);
+  private set(gate: NativeGate): void {
+    if (gate === this.gate) return;
+    this.gate = gate;
+    this.to?.setGate(gate);
   }
 
   get size(): number {

@@ -15,7 +15,7 @@ import { errno } from '../kernel/errno.js';
 import { nativeAddon } from '../host/native_addon.js';
 import { O_ACCMODE, O_RDONLY, O_TRUNC } from '../tracefs/node.js';
 import type { Stat } from '../tracefs/tracefs.js';
-import type { FileCacheSink } from './file_cache.js';
+import type { FileCacheSink, NativeGate } from './file_cache.js';
 import { CACHE_TIMEOUT_S } from './kernel_cache.js';
 import { RequestStats } from './request_stats.js';
 
@@ -60,10 +60,16 @@ const enum Arg {
   Atime,
   Mtime,
   Interrupted,
-  /** Set here: the native side may answer cached files (file_cache.ts). */
-  Unobserved,
-  Count,
+  /** Set here: which opens of cached files the native side may answer (NativeGate). */
+  Gate,
+  /** Set here, per emulated CPU: the pid whose opens the native side answers under NativeGate.Current. */
+  Current,
+  /** (Current + CURRENT_SLOTS, as tracefs_fuse.c counts them) */
+  Count = Current + 64,
 }
+
+/** Emulated CPUs whose running task the native side can be told (A_CURRENT in tracefs_fuse.c). */
+const CURRENT_SLOTS = 64;
 
 const enum Attr {
   Ino,
@@ -462,8 +468,12 @@ export class FuseSession implements FuseReplies, FuseNotices, FileCacheSink {
     this.native.uncache(id);
   }
 
-  setUnobserved(on: boolean): void {
-    this.args[Arg.Unobserved] = on ? 1 : 0;
+  setGate(gate: NativeGate): void {
+    this.args[Arg.Gate] = gate;
+  }
+
+  setCurrent(cpu: number, pid: number): void {
+    if (cpu < CURRENT_SLOTS) this.args[Arg.Current + cpu] = pid;
   }
 
   /** Requests the native side answered from cached files, by kind. */

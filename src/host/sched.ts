@@ -53,7 +53,11 @@ export class HostSched {
       this.switches.set(t, n);
       if (last === undefined) continue;
       if (n !== last) {
-        if (k.sched.cpuOf(t).curr === t) continue;
+        // Running here and busy there (its calls on the mount may be answered natively, out of the kernel's sight).
+        if (k.sched.cpuOf(t).curr === t) {
+          t.lastSyscallNs = k.clock.now();
+          continue;
+        }
         // It ran since: woken from its wait (or left waiting on a runqueue), it runs now, and counts as busy as a process making a call.
         t.lastSyscallNs = k.clock.now();
         if (k.observed()) {

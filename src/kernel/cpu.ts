@@ -27,8 +27,9 @@ export const NMI_MASK = 0xf00000;
 export class Cpu {
   /** In cpu_online_mask (a tracer may take CPUs down: mmiotrace). */
   online = true;
-  /** The task running here now. */
-  curr: Task;
+  private running: Task;
+  /** Told each time the task running here changes (the FUSE sessions' native answers follow it). */
+  private readonly switchListeners: ((cpu: Cpu) => void)[] = [];
   /** TIF_NEED_RESCHED of the running task. */
   needResched = false;
   /** Tasks woken onto this CPU, waiting for it. */
@@ -44,7 +45,26 @@ export class Cpu {
     readonly id: number,
     readonly idle: Task,
   ) {
-    this.curr = idle;
+    this.running = idle;
+  }
+
+  /** The task running here now. */
+  get curr(): Task {
+    return this.running;
+  }
+
+  set curr(t: Task) {
+    this.running = t;
+    for (const l of this.switchListeners) l(this);
+  }
+
+  /** Calls `listener` each time the task running here changes, until the returned function is called. */
+  onSwitch(listener: (cpu: Cpu) => void): () => void {
+    this.switchListeners.push(listener);
+    return () => {
+      const i = this.switchListeners.indexOf(listener);
+      if (i >= 0) this.switchListeners.splice(i, 1);
+    };
   }
 }
 

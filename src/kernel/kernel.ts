@@ -368,12 +368,14 @@ export class Kernel implements HookHost {
    * fstat and release run: the system-call events, the scheduler's, or
    * something in those calls' trees or the files' own operations. If not,
    * they may be answered without running here (the native file cache).
+   * `schedulingAside`: the scheduler's events left out (a caller already
+   * running on its CPU switches nothing).
    */
-  readsObserved(files: Iterable<{ readonly path: string; readonly node?: SyscallNode }>): boolean {
+  readsObserved(files: Iterable<{ readonly path: string; readonly node?: SyscallNode }>, opts: { schedulingAside?: boolean } = {}): boolean {
     return this.callsObserved(() => {
       for (const f of files) if (this.syscalls.readsSeen(f.path, f.node)) return true;
       return false;
-    });
+    }, opts.schedulingAside);
   }
 
   /** Whether anyone could see a directory of the tracefs read (getdents64); if not, the kernel may keep its listing (FOPEN_CACHE_DIR). */
@@ -382,8 +384,8 @@ export class Kernel implements HookHost {
   }
 
   /** Whether system calls whose trees `treesSeen` checks can be seen: their events, the scheduler's, or their trees. */
-  private callsObserved(treesSeen: () => boolean): boolean {
-    if (this.syscallEventsOn() || this.schedulingObserved()) return true;
+  private callsObserved(treesSeen: () => boolean, schedulingAside = false): boolean {
+    if (this.syscallEventsOn() || (!schedulingAside && this.schedulingObserved())) return true;
     if (!this.callPaths) return this.deep();
     return treesSeen();
   }

@@ -6,10 +6,11 @@
  * mount (kprobe_args_user, add_remove_eprobe, event-filter-function).
  */
 import { execFile, spawn } from 'node:child_process';
-import { closeSync, constants, existsSync, mkdtempSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, existsSync, mkdtempSync, openSync, readdirSync, readSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { controlRequest } from '../../src/daemon/control.js';
 import { parseHostSyscall, type HostSyscall } from '../../src/host/syscalls.js';
 import { syscallWatcher } from '../../src/exec/namespace.js';
 
@@ -232,6 +233,30 @@ describe.skipIf(!!skipMount)(`calls outside the mount through exec${skipMount ? 
     // the path as execve() was given it (the watcher saw it), however soon the program was gone
     expect(entry).toBe(`{ filename: ${'/bin/true'.padEnd(50)} } hitcount:          3`);
     expect(after).toBe('# Available triggers:');
+  });
+
+  it('while only the scheduler watches (a hist on sched_switch), a process running on its CPU reads cached files natively, and its switch-in still counts', async () => {
+    const state = join(base, 'state');
+    const sock = join(state, readdirSync(state).find((f) => f.endsWith('.sock'))!);
+    const nativeOpens = async () => ((await controlRequest(sock, 'load')) as { cachedAnswers: { open?: number } }).cachedAnswers.open ?? 0;
+    const T = 'events/sched/sched_switch/trigger';
+    // Looked up once (the files are cached from their lookup).
+    await sh('cat events/*/*/trigger > /dev/null');
+    const before = await nativeOpens();
+    const r = await sh(
+      [
+        `echo 'hist:keys=next_comm' > ${T}`,
+        "cat events/*/*/trigger | grep -c '^# Available triggers:'",
+        'ls events/*/*/trigger | wc -l',
+        "grep -c '{ next_comm: cat  ' events/sched/sched_switch/hist",
+        `echo '!hist:keys=next_comm' > ${T}`,
+      ].join('; '),
+    );
+    const [defaults, files, cats] = r.stdout.split('\n').map(Number);
+    // Every file but sched_switch's shows its default, read by one cat, switched in (then again after any kworker ran).
+    expect(defaults, r.stderr).toBe(files! - 1);
+    expect(cats).toBeGreaterThanOrEqual(1);
+    expect((await nativeOpens()) - before).toBeGreaterThan(files! / 2);
   });
 
   it('a command blocked outside the mount is woken as on a real kernel: cat reading a pipe wakes for each line', async () => {

@@ -4,17 +4,24 @@
  * answer at all (nothing can see a request on the mount run).
  */
 import { describe, expect, it } from 'vitest';
-import { FileCache, type FileCacheSink } from '../../src/fuse/file_cache.js';
+import { FileCache, type FileCacheSink, NativeGate } from '../../src/fuse/file_cache.js';
 import type { Emulator } from '../../src/index.js';
 import { File } from '../../src/tracefs/node.js';
 import { testEmulator } from '../helpers/emulator.js';
+import { kernelEmu } from '../helpers/kernel.js';
 
 class Sink implements FileCacheSink {
   readonly files = new Map<number, string>();
   readonly groups = new Map<number, number>();
   /** Opens the native side would hold, by group. */
   readonly open = new Map<number, number>();
-  unobserved = false;
+  gate = NativeGate.None;
+  /** The pid the native side would let open per CPU under NativeGate.Current. */
+  readonly current = new Map<number, number>();
+  /** Every open answered natively (NativeGate.All). */
+  get unobserved(): boolean {
+    return this.gate === NativeGate.All;
+  }
   cacheFile(id: number, text: Buffer, _attr: unknown, group: number): void {
     this.files.set(id, text.toString());
     this.groups.set(id, group);
@@ -25,8 +32,11 @@ class Sink implements FileCacheSink {
   uncache(id: number): void {
     this.files.delete(id);
   }
-  setUnobserved(on: boolean): void {
-    this.unobserved = on;
+  setGate(gate: NativeGate): void {
+    this.gate = gate;
+  }
+  setCurrent(cpu: number, pid: number): void {
+    this.current.set(cpu, pid);
   }
 }
 
@@ -121,21 +131,23 @@ describe('native file cache', () => {
     expect([...sink.files.keys()]).toEqual([1]);
     cache.known(2, fileAt(emu, filt), stat);
     expect(sink.files.has(2)).toBe(false);
-    // A trigger holds the event in soft mode: the kernel observes, the native side answers nothing.
+    // A trigger holds the event in soft mode: the scheduler observes, only running tasks' opens are answered natively,
+    // and the trigger file, which shows the trigger now, is not among the answers.
     await write(emu, trig, 'traceoff\n');
     cache.changed();
     cache.settle(true);
-    expect(sink.unobserved).toBe(false);
+    expect(sink.gate).toBe(NativeGate.Current);
+    expect([...sink.files.keys()]).toEqual([]);
     await write(emu, filt, '0\n');
     cache.changed();
     cache.settle(true);
-    expect(sink.unobserved).toBe(false);
+    expect(sink.gate).toBe(NativeGate.Current);
     await write(emu, trig, '!traceoff\n');
     cache.changed();
     cache.settle(true);
     expect(sink.unobserved).toBe(true);
-    // Checked on the way back: the trigger file shows its default again, so its entry holds; the filter is cached again once opened.
-    expect([...sink.files.keys()]).toEqual([1]);
+    // Cached again once looked up.
+    cache.known(1, fileAt(emu, trig), stat);
     cache.known(2, fileAt(emu, filt), stat);
     expect([...sink.files.keys()].sort()).toEqual([1, 2]);
     cache.drop(1);
@@ -229,5 +241,49 @@ describe('native file cache', () => {
     done();
     cache.settle(true);
     expect(sink.unobserved).toBe(true);
+  });
+  it('while only the scheduler can see requests, lets a watched process already running on its CPU open natively', async () => {
+    const { emu, k, proc, host } = (() => {
+      const e = kernelEmu({ cpus: 2 });
+      return { ...e, emu: e as unknown as Emulator };
+    })();
+    const cache = new FileCache(k, 0);
+    const sink = new Sink();
+    cache.sink = sink;
+    cache.known(1, fileAt(emu, 'events/sched/sched_switch/trigger'), stat);
+    proc.set({ pid: 700, comm: 'sh', ppid: 1, startTime: 5, cpu: 0 });
+    proc.set({ pid: 701, comm: 'grep', ppid: 1, startTime: 5, cpu: 0 });
+    const sh = host.mirror.taskOf(700);
+    host.mirror.watch(sh);
+    const other = host.mirror.taskOf(701); // not watched: its activity is not followed between its calls
+    await write(emu, 'events/sched/sched_switch/trigger', 'hist:keys=next_pid\n');
+    cache.settle(true);
+    expect(sink.gate).toBe(NativeGate.Current);
+    k.sched.ensureRunning(sh);
+    expect(sink.current.get(sh.cpu)).toBe(700);
+    // Switched out: its opens go to JS again, which switches it back in.
+    k.sched.ensureRunning(other);
+    expect(other.cpu).toBe(sh.cpu);
+    expect(sink.current.get(sh.cpu)).toBe(0);
+    k.sched.ensureRunning(sh);
+    expect(sink.current.get(sh.cpu)).toBe(700);
+    // Anything more than the scheduler: every open goes to JS.
+    await write(emu, 'events/syscalls/sys_enter_openat/enable', '1\n');
+    cache.settle(true);
+    expect(sink.gate).toBe(NativeGate.None);
+    await write(emu, 'events/syscalls/sys_enter_openat/enable', '0\n');
+    await write(emu, 'kprobe_events', 'p:p1 do_sys_openat2\n');
+    await write(emu, 'events/kprobes/p1/enable', '1\n');
+    cache.settle(true);
+    expect(sink.gate).toBe(NativeGate.None);
+    await write(emu, 'events/kprobes/p1/enable', '0\n');
+    cache.settle(true);
+    expect(sink.gate).toBe(NativeGate.Current);
+    await write(emu, 'events/sched/sched_switch/trigger', '!hist:keys=next_pid\n');
+    cache.settle(true);
+    expect(sink.gate).toBe(NativeGate.All);
+    // A task that exits leaves its CPU: its pid may come back as another process's.
+    host.mirror.onExit(700, 0);
+    expect(sink.current.get(sh.cpu)).toBe(0);
   });
 });

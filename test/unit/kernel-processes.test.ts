@@ -118,10 +118,12 @@ describe('process mirror', () => {
     const seen = evs.map((e) => `${e.name} ${String(e.args.comm ?? e.args.next_comm ?? '')}`);
     expect(seen).toEqual(['sched_waking ping', 'sched_wakeup ping', 'sched_switch ping']);
     expect(k.cpus[ping.cpu]!.curr).toBe(ping);
-    // running already: nothing more
+    // running already: nothing more, but it counts as busy (its calls may be answered without the kernel seeing them)
+    ping.lastSyscallNs -= 30_000_000;
     proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 7 });
     host.sched!.poll();
     expect(evs).toHaveLength(3);
+    expect(k.clock.now() - ping.lastSyscallNs).toBeLessThan(1_000_000);
     // asleep on the host, and no call for a while: switched out with that state (not before)
     proc.set({ pid: 951, comm: 'ping', ppid: 950, startTime: 5, switches: 7, state: 'S' });
     host.sched!.poll();
