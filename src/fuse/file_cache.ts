@@ -55,6 +55,8 @@ export class FileCache {
   /** Something may have changed what a cached file shows since the last check. */
   private dirty = false;
   private gate = NativeGate.None;
+  /** The gate who can see the cached kinds' calls allows, and the generations it was found at. */
+  private visibility = { hooks: -1, probes: -1, kinds: -1, gate: NativeGate.None };
   /** Work outside FUSE requests that may change state (control commands) under way. */
   private busy = 0;
   /** When the entries were last checked, and the check put off until the burst ends. */
@@ -172,8 +174,14 @@ export class FileCache {
 
   private gateNow(idle: boolean): NativeGate {
     if (!idle || this.busy > 0) return NativeGate.None;
-    if (!this.kernel.readsObserved(this.kinds.values())) return NativeGate.All;
-    return this.kernel.readsObserved(this.kinds.values(), { schedulingAside: true }) ? NativeGate.None : NativeGate.Current;
+    // Asked after every request JS answers: known until a hook or a probe comes or goes, or a new kind of file is cached.
+    const k = this.kernel;
+    const v = this.visibility;
+    if (v.hooks === k.hookGeneration && v.probes === k.tracepoints.generation && v.kinds === this.kinds.size) return v.gate;
+    const seen = k.readsVisibility(this.kinds.values());
+    const gate = seen === 'unseen' ? NativeGate.All : seen === 'scheduler' ? NativeGate.Current : NativeGate.None;
+    this.visibility = { hooks: k.hookGeneration, probes: k.tracepoints.generation, kinds: this.kinds.size, gate };
+    return gate;
   }
 
   /** Whether the kernel may keep a directory's listing from this opendir on: nothing can see a getdents64 run. */

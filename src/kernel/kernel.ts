@@ -87,6 +87,9 @@ interface CallSitesOf {
 /** Tracepoints the kernel fires itself, outside any call tree (the scheduler, process lives, system call entry and exit). */
 const EXPLICIT = ['sched_switch', 'sched_wakeup', 'sched_waking', 'sched_wakeup_new', 'sched_process_fork', 'sched_process_exec', 'sched_process_exit', 'sched_process_free', 'sched_process_wait', 'sched_stat_runtime', 'sys_enter', 'sys_exit'];
 /** Of those, the scheduler's: a task that runs for a system call may fire them. */
+/** Who can see the calls on a file run (Kernel.readsVisibility). */
+export type ReadsVisibility = 'unseen' | 'scheduler' | 'seen';
+
 const SCHEDULING = ['sched_switch', 'sched_wakeup', 'sched_waking', 'sched_wakeup_new', 'sched_stat_runtime'];
 
 /** Tracepoints fired by functions inside the call trees: enabling one makes the trees run. */
@@ -364,18 +367,25 @@ export class Kernel implements HookHost {
   }
 
   /**
-   * Whether anything can see a read-only open of these files, their reads,
-   * fstat and release run: the system-call events, the scheduler's, or
-   * something in those calls' trees or the files' own operations. If not,
-   * they may be answered without running here (the native file cache).
-   * `schedulingAside`: the scheduler's events left out (a caller already
-   * running on its CPU switches nothing).
+   * Who can see a read-only open of these files, their reads, fstat and
+   * release run: 'seen' — the system-call events, or something in those
+   * calls' trees or the files' own operations; 'scheduler' — only the
+   * scheduler's events (a caller already running on its CPU switches
+   * nothing); 'unseen' — nobody, so they may be answered without running
+   * here (the native file cache).
    */
-  readsObserved(files: Iterable<{ readonly path: string; readonly node?: SyscallNode }>, opts: { schedulingAside?: boolean } = {}): boolean {
-    return this.callsObserved(() => {
+  readsVisibility(files: Iterable<{ readonly path: string; readonly node?: SyscallNode }>): ReadsVisibility {
+    const trees = (): boolean => {
       for (const f of files) if (this.syscalls.readsSeen(f.path, f.node)) return true;
       return false;
-    }, opts.schedulingAside);
+    };
+    if (this.syscallEventsOn() || (this.callPaths ? trees() : this.deep())) return 'seen';
+    return this.schedulingObserved() ? 'scheduler' : 'unseen';
+  }
+
+  /** Moves whenever a hook comes or goes (with tracepoints.generation: what decides who can see a call tree). */
+  get hookGeneration(): number {
+    return this.exec_?.generation ?? 0;
   }
 
   /** Whether anyone could see a directory of the tracefs read (getdents64); if not, the kernel may keep its listing (FOPEN_CACHE_DIR). */
@@ -384,8 +394,8 @@ export class Kernel implements HookHost {
   }
 
   /** Whether system calls whose trees `treesSeen` checks can be seen: their events, the scheduler's, or their trees. */
-  private callsObserved(treesSeen: () => boolean, schedulingAside = false): boolean {
-    if (this.syscallEventsOn() || (!schedulingAside && this.schedulingObserved())) return true;
+  private callsObserved(treesSeen: () => boolean): boolean {
+    if (this.syscallEventsOn() || this.schedulingObserved()) return true;
     if (!this.callPaths) return this.deep();
     return treesSeen();
   }
