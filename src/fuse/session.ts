@@ -64,12 +64,12 @@ const enum Arg {
   Gate,
   /** Set here, per emulated CPU: the pid whose opens the native side answers under NativeGate.Current. */
   Current,
-  /** (Current + CURRENT_SLOTS, as tracefs_fuse.c counts them) */
+  /** 64 slots for Current, as tracefs_fuse.c has them (A_NARGS). */
   Count = Current + 64,
 }
 
 /** Emulated CPUs whose running task the native side can be told (A_CURRENT in tracefs_fuse.c). */
-const CURRENT_SLOTS = 64;
+const CURRENT_SLOTS = Arg.Count - Arg.Current;
 
 const enum Attr {
   Ino,
