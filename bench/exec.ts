@@ -7,10 +7,12 @@
  * call traced (extra time over the calls the trace counted).
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { statePaths } from '../src/daemon/state.js';
+import { loadOf } from '../selftests/bench.js';
 import { fmt, table } from './table.js';
 
 const CLI = fileURLToPath(new URL('../../bin/tracefs-emu.js', import.meta.url));
@@ -37,15 +39,6 @@ export interface ExecBenchRow {
   daemonMs: number;
 }
 
-/** The CPU time (ms) process `pid` used so far. */
-function cpuMsOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(f[11]) + Number(f[12])) * 1000) / CLOCK_TICKS;
-}
-
-/** USER_HZ: /proc's clock ticks per second. */
-const CLOCK_TICKS = 100;
 
 export interface ExecBenchResult {
   results: ExecBenchRow[] | { skipped: string };
@@ -87,15 +80,16 @@ export async function runExecBench(rounds = 3): Promise<ExecBenchResult> {
     const m = await runProgram(process.execPath, [CLI, 'mount', mnt, '--daemon'], env);
     if (m.code !== 0) throw new Error(`mount: ${m.stderr}`);
     const underExec = (script: string) => runProgram(process.execPath, [CLI, 'exec', '--mount', mnt, '--', 'sh', '-c', script], env);
-    const state = env.TRACEFS_EMU_STATE_DIR;
-    const pidFile = readdirSync(state).find((f) => f.endsWith('.pid'));
-    const daemon = pidFile ? Number(readFileSync(join(state, pidFile), 'utf8').trim()) : undefined;
+    const { socket } = statePaths(mnt, env.TRACEFS_EMU_STATE_DIR);
+    const cpuMs = async (): Promise<number> => {
+      const { cpu } = await loadOf(socket);
+      return cpu.userMs + cpu.systemMs;
+    };
     /** The daemon's CPU time (ms) while `f` runs. */
     const daemonCpu = async (f: () => Promise<unknown>): Promise<number> => {
-      if (!daemon) return NaN;
-      const before = cpuMsOf(daemon);
+      const before = await cpuMs();
       await f();
-      return cpuMsOf(daemon) - before;
+      return (await cpuMs()) - before;
     };
     let emptyExecMs = Infinity;
     for (let i = 0; i < rounds; i++) emptyExecMs = Math.min(emptyExecMs, await daemonCpu(() => underExec('true')));

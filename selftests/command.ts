@@ -1,8 +1,8 @@
 /** `tracefs-emu selftests`: run the kernel's ftrace selftests against a fresh emulator (also `npm run selftests -- …`). */
-import { existsSync } from 'node:fs';
 import { availableParallelism, constants as osConstants } from 'node:os';
 import type { Argv, CommandModule } from 'yargs';
 import { DEFAULT_SERIES, SERIES } from '../src/kernel/series.js';
+import { which } from '../src/exec/namespace.js';
 import { ownCpuList, parseCpuList } from '../src/host/proc_source.js';
 import { checkSubset } from './expectations.js';
 import { fetchSelftests } from './fetch.js';
@@ -65,7 +65,7 @@ export const selftestsCommand: CommandModule<object, SelftestsArgs> = {
     const stop = stopOnSignal();
     const series = a.check ? [...SERIES] : [a.series];
     // Series run at once each get a CPU of their own (none with a single CPU, or against a mount: its daemon runs where it does).
-    const cpus = a.pin && !a.mount && ['/usr/bin/taskset', '/bin/taskset'].some((t) => existsSync(t)) ? parseCpuList(ownCpuList() ?? '') : [];
+    const cpus = a.pin && !a.mount && which('taskset') !== undefined ? parseCpuList(ownCpuList() ?? '') : [];
     const cpuOf = (slot: number) => (cpus.length > 1 ? cpus[slot % cpus.length] : undefined);
     const options = (s: string, slot = 0): RunOptions => ({
       series: s,

@@ -334,7 +334,8 @@ export function planNamespace(spec: NamespaceSpec, facts: HostFacts, runtime: st
   return { script: sh.join('\n') + '\n', files, warnings };
 }
 
-function which(cmd: string): string | undefined {
+/** Where `cmd` is in this process's PATH (undefined when it is nowhere). */
+export function which(cmd: string): string | undefined {
   for (const d of (process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin').split(':')) {
     const p = join(d || '.', cmd);
     try {

@@ -375,12 +375,10 @@ export class Kernel implements HookHost {
    * here (the native file cache).
    */
   readsVisibility(files: Iterable<{ readonly path: string; readonly node?: SyscallNode }>): ReadsVisibility {
-    const trees = (): boolean => {
+    return this.callsVisibility(() => {
       for (const f of files) if (this.syscalls.readsSeen(f.path, f.node)) return true;
       return false;
-    };
-    if (this.syscallEventsOn() || (this.callPaths ? trees() : this.deep())) return 'seen';
-    return this.schedulingObserved() ? 'scheduler' : 'unseen';
+    });
   }
 
   /** Moves whenever a hook comes or goes (with tracepoints.generation: what decides who can see a call tree). */
@@ -390,14 +388,13 @@ export class Kernel implements HookHost {
 
   /** Whether anyone could see a directory of the tracefs read (getdents64); if not, the kernel may keep its listing (FOPEN_CACHE_DIR). */
   readdirsObserved(): boolean {
-    return this.callsObserved(() => this.syscalls.dirReadsSeen());
+    return this.callsVisibility(() => this.syscalls.dirReadsSeen()) !== 'unseen';
   }
 
-  /** Whether system calls whose trees `treesSeen` checks can be seen: their events, the scheduler's, or their trees. */
-  private callsObserved(treesSeen: () => boolean): boolean {
-    if (this.syscallEventsOn() || this.schedulingObserved()) return true;
-    if (!this.callPaths) return this.deep();
-    return treesSeen();
+  /** Who can see system calls whose trees `treesSeen` checks: their events or their trees ('seen'), else the scheduler's events. */
+  private callsVisibility(treesSeen: () => boolean): ReadsVisibility {
+    if (this.syscallEventsOn() || (this.callPaths ? treesSeen() : this.deep())) return 'seen';
+    return this.schedulingObserved() ? 'scheduler' : 'unseen';
   }
 
   /** Which of IN_TREES / EXPLICIT / SCHEDULING have a probe, recomputed only when probes come or go. */
