@@ -66,8 +66,9 @@
  *
  * At 0, opens and symlinks outside the mount are not reported (nothing could
  * see them run): they go on at once, as any call does. Below 2, tracees run
- * with PTRACE_CONT: no system call stops, and no exec or exit stops either
- * (only forks stop: a child is followed, and its fork said, from there).
+ * with PTRACE_CONT: no system call stops, and no exec stops either (only
+ * forks and exits stop: a child is followed, and its fork said, from
+ * there; an exit is said before the parent can reap it).
  * When it turns to 2 (inotify), every tracee is interrupted and from then
  * on resumed with PTRACE_SYSCALL.
  * On any rise, the supervisor acknowledges the switch once it acts on it
@@ -95,11 +96,14 @@
  *
  *   B pid nr\n
  *
- * At any level (forks are run whether or not anything sees them; only
- * their order matters), a new process (not a thread) is reported as its
- * parent stops for the fork, before the parent goes on:
+ * At any level (forks and exits are run whether or not anything sees
+ * them; only their order matters), a new process (not a thread) is
+ * reported as its parent stops for the fork, before the parent goes on,
+ * and a thread that exits as it stops for its exit, before its parent can
+ * reap it (status: as wait(2) gives it):
  *
- *   N ppid pid\n
+ *   N ppid pid\tcomm\n      (comm: what the parent runs, read as it waits)
+ *   D tid status\tcomm\n    (comm: what the thread runs)
  *
  * Calls on a --served file are not reported (the emulator runs them as
  * FUSE requests). A call the seccomp filter also reports (an open, chdir,
@@ -905,11 +909,13 @@ static struct tracee *tracee_of(pid_t tid, int make);
 
 /*
  * While calls are not traced, a process only needs following into its
- * children: each stop is a round trip through this supervisor, and its exec
- * and exit stops serve traced calls only (their order, the comm they name).
+ * children and out of its life: each stop is a round trip through this
+ * supervisor, and its exec stops serve traced calls only (their order, the
+ * comm they name). Its fork and exit stops say, before its parent goes on
+ * or can reap it, what the proc connector may say too late.
  */
-#define OPTS_FOLLOW (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE)
-#define OPTS_TRACED (OPTS_FOLLOW | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT)
+#define OPTS_FOLLOW (PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXIT)
+#define OPTS_TRACED (OPTS_FOLLOW | PTRACE_O_TRACEEXEC)
 
 static void resume(pid_t tid, int sig)
 {
@@ -1216,8 +1222,11 @@ static void on_stop(pid_t tid, int status)
 			 * parent goes on, the fork is run first.
 			 */
 			if (event != PTRACE_EVENT_CLONE) {
-				char line[64];
-				int n = snprintf(line, sizeof(line), "N %d %lu\n", tid, child);
+				/* And what the parent runs: an exec it made just before may be reported later too. */
+				char comm[32], ec[80], line[128];
+				proc_file_line(tid, "comm", comm, sizeof(comm));
+				escape(comm, ec, sizeof(ec));
+				int n = snprintf(line, sizeof(line), "N %d %lu\t%s\n", tid, child, ec);
 				add_line(line, (size_t)n);
 				flush_batch();
 			}
@@ -1232,12 +1241,26 @@ static void on_stop(pid_t tid, int status)
 			t->comm[0] = 0;
 		break;
 	}
-	case PTRACE_EVENT_EXIT:
-		/* Its calls reach the daemon before the proc connector's exit does; the one it is in never returns. */
+	case PTRACE_EVENT_EXIT: {
+		/*
+		 * Its calls reach the daemon before its exit does; the one it is in
+		 * never returns. The exit is said here, before the parent can reap it:
+		 * the proc connector's line for it may reach the daemon after the
+		 * parent's next request on the mount.
+		 */
 		if (t)
 			end_call(t);
+		unsigned long status = 0;
+		ptrace(PTRACE_GETEVENTMSG, tid, 0, &status);
+		/* And what it runs: an exec it made may be reported after this. */
+		char comm[32], ec[80], line[128];
+		proc_file_line(tid, "comm", comm, sizeof(comm));
+		escape(comm, ec, sizeof(ec));
+		int n = snprintf(line, sizeof(line), "D %d %lu\t%s\n", tid, status, ec);
+		add_line(line, (size_t)n);
 		flush_batch();
 		break;
+	}
 	case PTRACE_EVENT_STOP:
 		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
 			/* A group stop: the process stays stopped, as without a tracer. */

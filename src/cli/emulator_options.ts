@@ -17,6 +17,12 @@ export const EMULATOR_CLI_OPTIONS = {
   features: { type: 'string', describe: `kernel options Debian builds without, comma-separated (${KERNEL_FEATURES.join(', ')}); default none` },
   activity: { type: 'number', default: 1, describe: "rate of the kernel's background activity (1: an idle machine's, 0: none)" },
   'proc-events': { type: 'boolean', default: true, describe: "follow every process's fork/exec/exit through the kernel's proc connector (root only)" },
+  processes: {
+    type: 'string',
+    choices: ['all', 'exec'],
+    default: 'all',
+    describe: "whose lives the proc connector's events are followed for: every process of the machine, or only those run by `tracefs-emu exec` on this mount and the callers of its files (as on a machine of their own)",
+  },
 } as const satisfies Record<string, Options>;
 
 export interface EmulatorCliArgs {
@@ -26,6 +32,7 @@ export interface EmulatorCliArgs {
   features?: string;
   activity?: number;
   procEvents?: boolean;
+  processes?: string;
 }
 
 export function emulatorOptionsFrom(a: EmulatorCliArgs): EmulatorOptions {
@@ -55,7 +62,9 @@ export function emulatorOptionsFrom(a: EmulatorCliArgs): EmulatorOptions {
   return o;
 }
 
-/** What the daemon's host driver follows of the machine: every process's life, where the proc connector allows. */
+/** What the daemon's host driver follows of the machine: every process's life (or those of its own), where the proc connector allows. */
 export function hostOptionsFrom(a: EmulatorCliArgs): HostOptions {
-  return { procEvents: a.procEvents ?? true };
+  const processes = a.processes ?? 'all';
+  if (processes !== 'all' && processes !== 'exec') throw new Error(`--processes: expected all or exec, got ${processes}`);
+  return { procEvents: a.procEvents ?? true, processes };
 }

@@ -11,7 +11,7 @@ import type { Kernel } from '../kernel/kernel.js';
 import type { Task } from '../kernel/task.js';
 import { type HostEvents, startHostEvents } from './events.js';
 import { ObserveLevel } from './observe_switch.js';
-import { ProcessMirror } from './proc_mirror.js';
+import { ProcessMirror, type ProcessScope } from './proc_mirror.js';
 import { HostProcSource, type ProcSource } from './proc_source.js';
 import { HostSched } from './sched.js';
 import { HostSyscalls } from './syscalls.js';
@@ -22,6 +22,8 @@ export interface HostOptions {
   proc?: ProcSource;
   /** Follow every process's fork/exec/exit through the kernel's proc connector (root only). */
   procEvents?: boolean;
+  /** Whose lives the proc connector's events are followed for (default: every process's). */
+  processes?: ProcessScope;
   /**
    * A FIFO to make at this path, where `tracefs-emu exec`'s watcher reports
    * the system calls its processes make outside the mount (syscalls.ts);
@@ -50,7 +52,7 @@ export class HostDriver {
     private readonly opts: HostOptions = {},
   ) {
     const src = (this.source = opts.proc ?? new HostProcSource());
-    this.mirror = new ProcessMirror(kernel, src);
+    this.mirror = new ProcessMirror(kernel, src, opts.processes);
     this.syscalls = new HostSyscalls(kernel, this.mirror, src);
     this.traced = new TracedCalls(kernel, this.mirror, this.syscalls);
     if (src.switches) this.sched = new HostSched(kernel, this.mirror, (pid) => src.switches!(pid), (pid) => src.stat(pid)?.state);

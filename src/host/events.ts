@@ -20,7 +20,7 @@ import { procEventLine, procEventsHelper } from './cn_proc.js';
 import { nativeAddon } from './native_addon.js';
 import { type ObserveLevel, ObserveSwitch } from './observe_switch.js';
 import type { ProcessMirror } from './proc_mirror.js';
-import { type HostSyscalls, parseHostSyscall } from './syscalls.js';
+import { type HostSyscalls, parseHostSyscall, unescapeField } from './syscalls.js';
 import { parseTracedCall, type TracedCalls } from './traced_calls.js';
 import { expectCommandFailure, expectSystemError } from './system_error.js';
 
@@ -74,8 +74,9 @@ const POLL_MS = 10;
 /**
  * Dispatches one line: `S ...` is a watched system call, `T ...` any other
  * traced call, `B pid nr` a traced thread entering a call that forks, `N
- * ppid pid` a traced fork done (its parent still waiting); the rest are
- * process events.
+ * ppid pid\tcomm` a traced fork done (its parent, running `comm`, still
+ * waiting), `D pid status\tcomm` a traced thread exiting (not yet
+ * reapable); the rest are process events.
  */
 export function hostEventLine(sinks: HostEventSinks, line: string): void {
   if (line.startsWith('S ')) {
@@ -88,8 +89,13 @@ export function hostEventLine(sinks: HostEventSinks, line: string): void {
     const [, pid, nr] = line.split(' ').map(Number);
     if (Number.isInteger(pid) && Number.isInteger(nr)) sinks.mirror.forkCalled(pid!, nr!);
   } else if (line.startsWith('N ')) {
-    const [, ppid, pid] = line.split(' ').map(Number);
-    if (Number.isInteger(ppid) && Number.isInteger(pid)) sinks.mirror.forkTraced(ppid!, pid!);
+    const [head, comm] = line.split('\t');
+    const [, ppid, pid] = head!.split(' ').map(Number);
+    if (Number.isInteger(ppid) && Number.isInteger(pid)) sinks.mirror.forkTraced(ppid!, pid!, comm ? unescapeField(comm) : undefined);
+  } else if (line.startsWith('D ')) {
+    const [head, comm] = line.split('\t');
+    const [, pid, status] = head!.split(' ').map(Number);
+    if (Number.isInteger(pid) && Number.isInteger(status)) sinks.mirror.exitTraced(pid!, status!, comm ? unescapeField(comm) : undefined);
   } else procEventLine(sinks.mirror, line);
 }
 
@@ -115,11 +121,12 @@ export function hostEventLines(sinks: HostEventSinks, lines: readonly string[], 
   }
 }
 
-/** The pids of the proc connector's exit lines (`X cpu pid tgid code`) among `lines`. */
+/** The pids of the exit lines among `lines`: the proc connector's (`X cpu pid tgid code`) and the tracer's (`D pid status`). */
 function* exitedPids(lines: readonly string[]): Generator<number> {
   for (const line of lines) {
-    if (!line.startsWith('X ')) continue;
-    const pid = Number(line.split(' ', 3)[2]);
+    const at = line.startsWith('X ') ? 2 : line.startsWith('D ') ? 1 : -1;
+    if (at < 0) continue;
+    const pid = Number(line.split(' ', at + 1)[at]);
     if (Number.isInteger(pid)) yield pid;
   }
 }

@@ -30,8 +30,17 @@ interface Mirrored {
   bornUnseen?: boolean;
 }
 
-/** Who told of a fork: a watched process's tracer (the watcher's `N` line) or the proc connector. */
-type ForkTeller = 'tracer' | 'connector';
+/** Who told of a fork or an exit: a watched process's tracer (the watcher's `N` and `D` lines) or the proc connector. */
+type Teller = 'tracer' | 'connector';
+
+/**
+ * Whose lives the proc connector's lines make the mirror follow: every
+ * process of the machine (as its kernel sees them), or only those the
+ * emulator knows — run by `tracefs-emu exec` (and their children), or that
+ * made a request on the mount — as if they had the machine to themselves
+ * (the selftests' VM: two series run side by side see none of each other's).
+ */
+export type ProcessScope = 'all' | 'exec';
 
 /** task->prio from /proc/PID/stat's priority field (prio - 100). */
 function prioOf(priority: number | undefined): number | undefined {
@@ -44,8 +53,8 @@ const MAX_ANCESTORS = 16;
 /** How many exited processes are remembered for their late requests (see `dead`). */
 const MAX_DEAD = 256;
 
-/** How many forks told by one teller wait for the other's line (see `forkTold`). */
-const MAX_FORKS_TOLD = 1024;
+/** How many forks or exits told by one teller wait for the other's line (see `told`). */
+const MAX_TOLD = 1024;
 
 export class ProcessMirror {
   private initNamed = false;
@@ -56,12 +65,13 @@ export class ProcessMirror {
   /** The call each traced thread is forking by (the watcher's `B` lines), until its fork is reported. */
   private readonly forkCalls = new Map<number, number>();
   /**
-   * A watched process's fork is told twice, by its tracer and by the proc
-   * connector, in either order (each writes the events FIFO on its own):
-   * the child's pid, by who told of it first, until the other's line for it
-   * is read. By then the child may have run, exec'd, exited and been reaped.
+   * A watched process's fork and exit are told twice, by its tracer and by
+   * the proc connector, in either order (each writes the events FIFO on its
+   * own): the pid, by who told of it first, until the other's line for it
+   * is read. By then a forked child may have run, exec'd, exited and been
+   * reaped, and an exited one's pid be given to another process.
    */
-  private readonly forkTold = new Map<number, ForkTeller>();
+  private readonly told = { fork: new Map<number, Teller>(), exit: new Map<number, Teller>() };
   /** The tasks this mirror made, and what it knows of their processes. */
   private readonly mirrored = new WeakMap<Task, Mirrored>();
   /**
@@ -81,6 +91,7 @@ export class ProcessMirror {
   constructor(
     private readonly k: Kernel,
     private readonly src: ProcSource,
+    private readonly scope: ProcessScope = 'all',
   ) {
     // A mirrored process runs where its host process may (/proc/PID/status Cpus_allowed_list).
     if (src.allowedCpus) k.sched.affinity = (t) => (this.mirrored.has(t) ? src.allowedCpus!(t.pid) : undefined);
@@ -378,50 +389,81 @@ export class ProcessMirror {
   }
 
   onFork(ppid: number, pid: number, tgid: number, cpu?: number): void {
+    if (this.scope === 'exec' && !this.watchedPid(ppid)) return;
     this.forked(ppid, pid, tgid, cpu, 'connector');
   }
 
   /**
    * A watched process forked, seen by its tracer while the parent waits: the
    * fork runs now, before anything the parent does next, unless the proc
-   * connector's line for it was read first.
+   * connector's line for it was read first; an exec the parent made just
+   * before, before it (`execFirst`).
    */
-  forkTraced(ppid: number, pid: number): void {
+  forkTraced(ppid: number, pid: number, comm?: string): void {
+    this.execFirst(ppid, comm);
     this.forked(ppid, pid, pid, undefined, 'tracer');
   }
 
-  private forked(ppid: number, pid: number, tgid: number, cpu: number | undefined, teller: ForkTeller): void {
-    if (this.otherToldFork(pid, teller)) return;
+  /**
+   * A watched process stopped by its tracer, running `comm`: an execve() it
+   * was reported making that has not run yet, which `comm` confirms (its
+   * old name would mean the call failed — or a rename by prctl, which is no
+   * exec), ran before the stop (its proc connector line may come later).
+   */
+  private execFirst(pid: number, comm: string | undefined): void {
+    if (comm === undefined || !this.execNames.has(pid)) return;
+    const t = this.k.tasks.process(pid);
+    if (t && !t.exited && this.mirrored.has(t) && t.comm !== comm) this.execTraced(t, comm);
+  }
+
+  private forked(ppid: number, pid: number, tgid: number, cpu: number | undefined, teller: Teller): void {
+    if (this.otherTold(this.told.fork, pid, teller)) return;
     const known = this.k.tasks.process(pid);
     if (known && !known.exited && !this.staleAtFork(known, pid)) {
       // Mirrored already from a call it made: that ran its fork.
-      this.toldFork(pid, tgid, teller, this.watched(known));
+      this.tell(this.told.fork, pid, teller, tgid === pid && this.watched(known));
       return;
     }
     if (known) this.exited(known);
     const parent = this.ensure(ppid, 0) ?? this.k.tasks.get(1);
     // The host's kernel threads (kthreadd's children) are its own: the emulated kernel has its kthreads.
     if (parent?.kthread) return;
-    this.toldFork(pid, tgid, teller, parent !== undefined && this.watched(parent));
+    this.tell(this.told.fork, pid, teller, tgid === pid && parent !== undefined && this.watched(parent));
     const info: ProcInfo = this.stat(pid) ?? { pid, tgid, comm: parent?.comm ?? '<...>', ppid, cpu: cpu ?? parent?.cpu ?? 0, startTime: 0 };
     const child = this.adopt({ ...info, pid, tgid, ppid: tgid === pid ? ppid : (parent?.ppid ?? ppid), comm: parent?.comm ?? info.comm, cpu: cpu ?? info.cpu }, true, parent);
     if (parent) this.k.procs.fork(parent, child, this.forkCall(ppid));
   }
 
-  /** Whether the fork of `pid` was run already, when the other teller's line for it was read (that line is forgotten). */
-  private otherToldFork(pid: number, teller: ForkTeller): boolean {
-    const first = this.forkTold.get(pid);
+  /** Whether `pid`'s fork or exit (`about`) was run already, when the other teller's line for it was read (that line is forgotten). */
+  private otherTold(about: Map<number, Teller>, pid: number, teller: Teller): boolean {
+    const first = about.get(pid);
     if (first === undefined || first === teller) return false;
-    this.forkTold.delete(pid);
+    about.delete(pid);
     return true;
   }
 
-  /** Remembers who told of a fork the other teller will tell of too: a new process (not a thread) of a watched one. */
-  private toldFork(pid: number, tgid: number, teller: ForkTeller, watched: boolean): void {
-    if (teller === 'connector' && (tgid !== pid || !watched)) return;
-    this.forkTold.delete(pid);
-    this.forkTold.set(pid, teller);
-    if (this.forkTold.size > MAX_FORKS_TOLD) this.forkTold.delete(this.forkTold.keys().next().value!);
+  /**
+   * Remembers who told of a fork or an exit the other teller will tell of
+   * too (`both`: a watched process's; the tracer tells of those only).
+   */
+  private tell(about: Map<number, Teller>, pid: number, teller: Teller, both: boolean): void {
+    if (teller === 'connector' && !both) return;
+    about.delete(pid);
+    about.set(pid, teller);
+    if (about.size > MAX_TOLD) about.delete(about.keys().next().value!);
+  }
+
+  /** Whether `pid` is a process the mirror follows as watched (its calls reported). */
+  private watchedPid(pid: number): boolean {
+    const t = this.k.tasks.process(pid);
+    return t !== undefined && !t.exited && this.watched(t);
+  }
+
+  /** Whether the proc connector's line about `pid` is followed: any process's, or (scope exec) one the mirror knows. */
+  private follows(pid: number): boolean {
+    if (this.scope === 'all') return true;
+    const t = this.k.tasks.process(pid);
+    return t !== undefined && this.mirrored.has(t);
   }
 
   /** A traced call of a watched process: the execs before it all happened, however they were reported. */
@@ -441,9 +483,12 @@ export class ProcessMirror {
   }
 
   onExec(pid: number, reported: string, exe?: string): void {
+    if (!this.follows(pid)) return;
     // The emulator's own helper starting (the watcher `exec` runs a command through): no exec of the machine's.
     if (isNativeHelper(exe ?? this.exe(pid) ?? '')) return;
     const t = this.k.tasks.process(pid) ?? this.taskOf(pid);
+    // Said after its exit (its tracer's line for that came first): a zombie runs nothing.
+    if (t.exited) return;
     const m = this.mirrored.get(t);
     if (m?.execs && ++m.execs.reported <= m.execs.traced) {
       // The watcher's traced execve() ran it already.
@@ -460,6 +505,7 @@ export class ProcessMirror {
   }
 
   onComm(pid: number, comm: string): void {
+    if (!this.follows(pid)) return;
     const t = this.k.tasks.process(pid);
     if (t) t.comm = comm;
   }
@@ -476,11 +522,28 @@ export class ProcessMirror {
   }
 
   onExit(pid: number, code: number): void {
+    this.died(pid, code, 'connector');
+  }
+
+  /**
+   * A watched thread stops to exit, seen by its tracer before its parent
+   * can reap it: the exit runs now, before anything the parent does once
+   * its wait returns, unless the proc connector's line for it was read
+   * first; an exec it made just before, before it (`execFirst`).
+   */
+  exitTraced(pid: number, code: number, comm?: string): void {
+    this.execFirst(pid, comm);
+    this.died(pid, code, 'tracer');
+  }
+
+  private died(pid: number, code: number, teller: Teller): void {
     this.exitHandled(pid);
+    if (this.otherTold(this.told.exit, pid, teller)) return;
     // an execve() seen that did not happen after all
     this.execNames.delete(pid);
     const t = this.k.tasks.process(pid);
     if (!t || t.exited || !this.mirrored.has(t)) return;
+    this.tell(this.told.exit, pid, teller, this.watched(t));
     this.exited(t, code);
   }
 }

@@ -1,5 +1,5 @@
 /** Helpers for the emulated kernel's tests: an emulator with kernel paths on, and recorders of calls and events. */
-import { HostDriver } from '../../src/host/driver.js';
+import { HostDriver, type HostOptions } from '../../src/host/driver.js';
 import { FakeProcSource } from '../../src/host/proc_source.js';
 import type { ExecContext } from '../../src/kernel/context.js';
 import type { PtRegs } from '../../src/kernel/regs.js';
@@ -9,10 +9,10 @@ import type { Kernel } from '../../src/kernel/kernel.js';
 import { testEmulator } from './emulator.js';
 
 /** An emulator whose callers are processes of a scripted /proc (`proc`), mirrored by a host driver (`host`, not started). */
-export function kernelEmu(opts: EmulatorOptions = {}) {
+export function kernelEmu(opts: EmulatorOptions = {}, hostOpts: Omit<HostOptions, 'proc'> = {}) {
   const proc = new FakeProcSource();
   let host!: HostDriver;
-  const e = testEmulator({ callPaths: true, seed: 7, ...opts, callers: (kernel) => (host = new HostDriver(kernel, { proc })).taskOf });
+  const e = testEmulator({ callPaths: true, seed: 7, ...opts, callers: (kernel) => (host = new HostDriver(kernel, { ...hostOpts, proc })).taskOf });
   return { ...e, k: e.kernel, proc, host };
 }
 

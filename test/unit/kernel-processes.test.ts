@@ -229,6 +229,93 @@ describe('process mirror', () => {
     expect(stat.mock.calls.filter(([pid]) => pid === 901).length).toBeGreaterThan(0);
   });
 
+  it("a watched process's exit said by its tracer runs at once, and once, whichever teller is read first — also when its pid is soon another's", () => {
+    const { k, proc, host } = kernelEmu();
+    proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5 });
+    host.mirror.watch(host.mirror.taskOf(900));
+    const sinks = { mirror: host.mirror, syscalls: host.syscalls, traced: host.traced, observed: () => ObserveLevel.Nothing };
+    const evs = recordEvents(k, SCHED_EVENTS);
+    const exits = () => evs.filter((e) => e.name === 'sched_process_exit').map((e) => e.args.pid);
+    const forks = () => evs.filter((e) => e.name === 'sched_process_fork').map((e) => e.args.child_pid);
+    proc.set({ pid: 901, comm: 'sh', ppid: 900, startTime: 6 });
+    hostEventLines(sinks, ['N 900 901', 'D 901 256']);
+    const first = k.tasks.process(901);
+    expect(exits()).toEqual([901]);
+    // The pid goes to the shell's next child before the proc connector's lines for the first one are read.
+    proc.set({ pid: 901, comm: 'sh', ppid: 900, startTime: 7 });
+    hostEventLines(sinks, ['N 900 901']);
+    const second = k.tasks.process(901)!;
+    expect(second).not.toBe(first);
+    hostEventLines(sinks, ['F 0 900 900 901 901', 'X 0 901 901 256', 'F 0 900 900 901 901']);
+    expect(second.exited).toBe(false);
+    expect(exits()).toEqual([901]);
+    expect(forks()).toEqual([901, 901]);
+    // The connector first: its exit runs, the tracer's line for it changes nothing.
+    hostEventLines(sinks, ['X 0 901 901 0', 'D 901 0']);
+    expect(second.exited).toBe(true);
+    expect(exits()).toEqual([901, 901]);
+    // An exit said by the tracer for a task nobody knows: nothing.
+    hostEventLines(sinks, ['D 955 0']);
+    expect(exits()).toEqual([901, 901]);
+  });
+
+  it("a watched process's exec not yet said by the proc connector runs before the fork or exit its tracer says next", () => {
+    const { k, proc, host } = kernelEmu();
+    proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5 });
+    host.mirror.watch(host.mirror.taskOf(900));
+    const sinks = { mirror: host.mirror, syscalls: host.syscalls, traced: host.traced, observed: () => ObserveLevel.Nothing };
+    const evs = recordEvents(k, SCHED_EVENTS);
+    const lives = () => evs.filter((e) => e.name === 'sched_process_exec' || e.name === 'sched_process_fork' || e.name === 'sched_process_exit').map((e) => `${e.name}/${e.args.pid ?? e.args.child_pid}/${e.args.filename ?? e.args.parent_comm ?? e.args.comm}`);
+    // sh runs /tmp/outsider (its execve() reported before it ran), which forks before the connector's exec line is read.
+    host.mirror.execCalled(900, '/tmp/outsider');
+    proc.set({ pid: 900, comm: 'outsider', ppid: 1, startTime: 5, exe: '/tmp/outsider' });
+    proc.set({ pid: 901, comm: 'outsider', ppid: 900, startTime: 6 });
+    hostEventLines(sinks, ['N 900 901\toutsider', 'E 0 900 900 outsider\t/tmp/outsider']);
+    expect(lives()).toEqual(['sched_process_exec/900//tmp/outsider', 'sched_process_fork/901/outsider']);
+    // The child runs /bin/true and exits before the connector's exec line for it is read: the exec is not lost.
+    evs.length = 0;
+    host.mirror.execCalled(901, '/bin/true');
+    hostEventLines(sinks, ['D 901 0\ttrue', 'E 0 901 901 true\t/usr/bin/true', 'X 0 901 901 0']);
+    expect(lives()).toEqual(['sched_process_exec/901//bin/true', 'sched_process_exit/901/true']);
+    // A rename (prctl) is no exec, and neither is an execve() that failed (the old name).
+    evs.length = 0;
+    host.mirror.execCalled(900, '/nonexistent');
+    proc.set({ pid: 902, comm: 'renamed', ppid: 900, startTime: 7 });
+    hostEventLines(sinks, ['N 900 902\toutsider', 'C 0 900 900 renamed', 'N 900 903\trenamed']);
+    expect(lives().filter((l) => l.startsWith('sched_process_exec'))).toEqual([]);
+  });
+
+  it("with the processes of exec only, the machine's others are not followed: their forks, execs and exits are in no trace", () => {
+    const { k, proc, host, fs } = kernelEmu({}, { processes: 'exec' });
+    proc.set({ pid: 900, comm: 'bash', ppid: 1, startTime: 5 });
+    proc.set({ pid: 901, comm: 'bash', ppid: 900, startTime: 6 });
+    const evs = recordEvents(k, SCHED_EVENTS);
+    procEventLine(host.mirror, 'F 1 900 900 901 901');
+    procEventLine(host.mirror, 'E 1 901 901 make\t/usr/bin/make');
+    procEventLine(host.mirror, 'X 1 901 901 0');
+    expect(evs.filter((e) => e.name.startsWith('sched_process_'))).toEqual([]);
+    expect(k.tasks.process(900)).toBeUndefined();
+    // A caller of the mount is known: its exit is followed, but not the children it never made watched.
+    void fs.stat('', caller(900));
+    procEventLine(host.mirror, 'F 1 900 900 902 902');
+    expect(k.tasks.process(902)).toBeUndefined();
+    // A watched process's children are followed from the connector's lines too.
+    host.mirror.watch(k.tasks.process(900)!);
+    proc.set({ pid: 903, comm: 'bash', ppid: 900, startTime: 8 });
+    procEventLine(host.mirror, 'F 1 900 900 903 903');
+    procEventLine(host.mirror, 'E 1 903 903 cat\t/usr/bin/cat');
+    procEventLine(host.mirror, 'X 1 903 903 0');
+    procEventLine(host.mirror, 'C 1 900 900 renamed');
+    expect(evs.filter((e) => e.name === 'sched_process_fork' || e.name === 'sched_process_exec' || e.name === 'sched_process_exit').map((e) => `${e.name}/${e.args.child_pid ?? e.args.pid}`)).toEqual([
+      'sched_process_fork/903',
+      'sched_process_exec/903',
+      'sched_process_exit/903',
+    ]);
+    expect(k.tasks.process(900)!.comm).toBe('renamed');
+    procEventLine(host.mirror, 'X 1 900 900 0');
+    expect(k.tasks.process(900)?.exited ?? true).toBe(true);
+  });
+
   it('follows the proc connector: a process that never touches the mount forks, execs and exits', () => {
     const { k, proc, host } = kernelEmu();
     proc.set({ pid: 900, comm: 'bash', ppid: 1, startTime: 5 });
