@@ -234,10 +234,10 @@ export class ProcessMirror {
   }
 
   /** The filename of an exec of `pid`: the path execve() was given when it was seen, else what /proc or the connector said. */
-  private execPath(pid: number, fallback: string): string {
+  private execPath(pid: number, fallback: () => string): string {
     const name = this.execNames.get(pid);
     this.execNames.delete(pid);
-    return name ?? fallback;
+    return name ?? fallback();
   }
 
   /**
@@ -265,7 +265,7 @@ export class ProcessMirror {
   /** The process is called `comm` now: it exec'd (the exec notification, if one comes, is not repeated). */
   private execInferred(t: Task, m: Mirrored, comm: string): void {
     m.execInferred = true;
-    this.execs(t, this.execPath(t.pid, this.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
+    this.execs(t, this.execPath(t.pid, () => this.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
   }
 
   /**
@@ -289,7 +289,7 @@ export class ProcessMirror {
     if (parent) this.k.procs.fork(parent, child, this.forkCall(info.ppid));
     if (child.comm !== info.comm) {
       this.mirrored.get(child)!.execInferred = true;
-      this.k.procs.exec(child, this.execPath(info.pid, this.exe(info.pid) ?? `/usr/bin/${info.comm}`), info.comm);
+      this.k.procs.exec(child, this.execPath(info.pid, () => this.exe(info.pid) ?? `/usr/bin/${info.comm}`), info.comm);
     }
     return child;
   }
@@ -479,13 +479,15 @@ export class ProcessMirror {
     const e = (m.execs ??= { reported: 0, traced: 0 });
     if (++e.traced <= e.reported || m.execInferred) return;
     // This exec runs now: the execve() the watcher reported before it names it.
-    this.execs(t, this.execPath(t.pid, this.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
+    this.execs(t, this.execPath(t.pid, () => this.exe(t.pid) ?? `/usr/bin/${comm}`), comm);
   }
 
   onExec(pid: number, reported: string, exe?: string): void {
     if (!this.follows(pid)) return;
+    // (Read once, when the helper could not: the process may be gone by now.)
+    exe ??= this.exe(pid);
     // The emulator's own helper starting (the watcher `exec` runs a command through): no exec of the machine's.
-    if (isNativeHelper(exe ?? this.exe(pid) ?? '')) return;
+    if (isNativeHelper(exe ?? '')) return;
     const t = this.k.tasks.process(pid) ?? this.taskOf(pid);
     // Said after its exit (its tracer's line for that came first): a zombie runs nothing.
     if (t.exited) return;
@@ -495,7 +497,7 @@ export class ProcessMirror {
       this.execNames.delete(pid);
       return;
     }
-    const filename = this.execPath(pid, exe ?? this.exe(pid) ?? '');
+    const filename = this.execPath(pid, () => exe ?? '');
     // A process gone before its comm could be read: the kernel named it after the file it ran.
     const comm = reported || (filename.split('/').pop() ?? '') || t.comm;
     const inferred = m?.execInferred ?? false;
