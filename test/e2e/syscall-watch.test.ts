@@ -369,6 +369,9 @@ describe.skipIf(!!skipMount)(`the lives of processes under exec${skipMount ? ` (
     rmSync(base, { recursive: true, force: true });
   });
 
+  /** `lines` run by sh under exec on `mnt`, in the tracing directory. */
+  const shIn = (mnt: string, lines: string[]) => run(['exec', '--mount', mnt, '--', 'sh', '-c', ['cd /sys/kernel/tracing', ...lines].join('; ')], env);
+
   const mount = async (name: string, options: string[]): Promise<string> => {
     const mnt = join(base, name);
     const r = await run(['mount', mnt, '--daemon', ...options], env);
@@ -381,17 +384,13 @@ describe.skipIf(!!skipMount)(`the lives of processes under exec${skipMount ? ` (
     // Without the proc connector, only the watcher can say it in time (the exit check runs once a second).
     const mnt = await mount('no-connector', ['--no-proc-events']);
     const T = 'events/sched/sched_process_exit/trigger';
-    const r = await run(
-      ['exec', '--mount', mnt, '--', 'sh', '-c', [
-        'cd /sys/kernel/tracing',
-        `echo 'hist:keys=pid' > ${T}`,
-        'bad=0; i=0',
-        'while [ $i -lt 20 ]; do ( exit 3 ) & p=$!; wait $p; grep -q "{ pid: *$p }" events/sched/sched_process_exit/hist || bad=$((bad+1)); i=$((i+1)); done',
-        'echo $bad',
-        `echo '!hist:keys=pid' > ${T}`,
-      ].join('; ')],
-      env,
-    );
+    const r = await shIn(mnt, [
+      `echo 'hist:keys=pid' > ${T}`,
+      'bad=0; i=0',
+      'while [ $i -lt 20 ]; do ( exit 3 ) & p=$!; wait $p; grep -q "{ pid: *$p }" events/sched/sched_process_exit/hist || bad=$((bad+1)); i=$((i+1)); done',
+      'echo $bad',
+      `echo '!hist:keys=pid' > ${T}`,
+    ]);
     expect(r.stdout, r.stderr).toBe('0\n');
   });
 
@@ -399,25 +398,20 @@ describe.skipIf(!!skipMount)(`the lives of processes under exec${skipMount ? ` (
     const mnt = await mount('exec-only', ['--processes', 'exec']);
     const outsider = join(base, 'outsider');
     await new Promise((ok) => execFile('cp', ['/bin/sh', outsider], ok));
-    const r = await run(
-      ['exec', '--mount', mnt, '--', 'sh', '-c', [
-        'cd /sys/kernel/tracing',
-        'echo 1 > events/sched/sched_process_fork/enable',
-        `${outsider} -c '/bin/true; /bin/true; /bin/true' & wait $!`,
-        '/bin/true; /bin/true',
-        'echo 0 > events/sched/sched_process_fork/enable',
-        'grep -c "sched_process_fork: comm=outsider" trace',
-        'grep -c "sched_process_fork: comm=sh pid=$$ " trace',
-      ].join('; ')],
-      env,
-    );
+    const r = await shIn(mnt, [
+      'echo 1 > events/sched/sched_process_fork/enable',
+      `${outsider} -c '/bin/true; /bin/true; /bin/true' & wait $!`,
+      '/bin/true; /bin/true',
+      'echo 0 > events/sched/sched_process_fork/enable',
+      'grep -c "sched_process_fork: comm=outsider" trace',
+      'grep -c "sched_process_fork: comm=sh pid=$$ " trace',
+    ]);
     // (The outsider is run from under exec here, so it is watched: its forks are there.)
     expect(r.stdout, r.stderr).toBe('3\n3\n');
     // Started outside exec, its forks are not.
-    const before = await run(['exec', '--mount', mnt, '--', 'sh', '-c', 'echo 1 > /sys/kernel/tracing/events/sched/sched_process_fork/enable'], env);
-    expect(before.code).toBe(0);
+    expect((await shIn(mnt, ['echo 1 > events/sched/sched_process_fork/enable'])).code).toBe(0);
     await new Promise((ok) => execFile(outsider, ['-c', '/bin/true; /bin/true; /bin/true'], ok));
-    const after = await run(['exec', '--mount', mnt, '--', 'sh', '-c', 'cd /sys/kernel/tracing; echo 0 > events/sched/sched_process_fork/enable; grep -c "sched_process_fork: comm=outsider" trace'], env);
+    const after = await shIn(mnt, ['echo 0 > events/sched/sched_process_fork/enable', 'grep -c "sched_process_fork: comm=outsider" trace']);
     expect(after.stdout, after.stderr).toBe('3\n');
   });
 });

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { procEventLine, procEventsHelper } from '../../src/host/cn_proc.js';
+import type { HostDriver } from '../../src/host/driver.js';
 import { hostEventLines } from '../../src/host/events.js';
 import { ObserveLevel } from '../../src/host/observe_switch.js';
 import { execContext } from '../../src/kernel/cpu.js';
@@ -13,6 +14,9 @@ import { TRACE_FLAG_HARDIRQ, TRACE_FLAG_IRQS_OFF } from '../../src/kernel/contex
 import { inOrder, kernelEmu, recordCalls, recordEvents, SCHED_EVENTS } from '../helpers/kernel.js';
 
 const caller = (pid: number) => ({ pid, uid: 0, gid: 0 });
+
+/** Where the events FIFO's lines go, for hostEventLines(), with nothing seeing system calls. */
+const sinksOf = (host: HostDriver) => ({ mirror: host.mirror, syscalls: host.syscalls, traced: host.traced, observed: () => ObserveLevel.Nothing });
 
 describe('process mirror', () => {
   it('runs kernel_clone in the parent for a process seen for the first time, then exec when its comm differs', async () => {
@@ -215,7 +219,7 @@ describe('process mirror', () => {
     const stat = vi.spyOn(proc, 'stat');
     const exe = vi.spyOn(proc, 'exe');
     const evs = recordEvents(k, SCHED_EVENTS);
-    const sinks = { mirror: host.mirror, syscalls: host.syscalls, traced: host.traced, observed: () => ObserveLevel.Nothing };
+    const sinks = sinksOf(host);
     hostEventLines(sinks, ['F 0 900 900 901 901', 'E 0 901 901 \t', 'X 0 901 901 0']);
     expect(stat.mock.calls.filter(([pid]) => pid === 901)).toEqual([]);
     expect(exe.mock.calls).toEqual([]);
@@ -233,7 +237,7 @@ describe('process mirror', () => {
     const { k, proc, host } = kernelEmu();
     proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5 });
     host.mirror.watch(host.mirror.taskOf(900));
-    const sinks = { mirror: host.mirror, syscalls: host.syscalls, traced: host.traced, observed: () => ObserveLevel.Nothing };
+    const sinks = sinksOf(host);
     const evs = recordEvents(k, SCHED_EVENTS);
     const exits = () => evs.filter((e) => e.name === 'sched_process_exit').map((e) => e.args.pid);
     const forks = () => evs.filter((e) => e.name === 'sched_process_fork').map((e) => e.args.child_pid);
@@ -263,7 +267,7 @@ describe('process mirror', () => {
     const { k, proc, host } = kernelEmu();
     proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5 });
     host.mirror.watch(host.mirror.taskOf(900));
-    const sinks = { mirror: host.mirror, syscalls: host.syscalls, traced: host.traced, observed: () => ObserveLevel.Nothing };
+    const sinks = sinksOf(host);
     const evs = recordEvents(k, SCHED_EVENTS);
     const lives = () => evs.filter((e) => e.name === 'sched_process_exec' || e.name === 'sched_process_fork' || e.name === 'sched_process_exit').map((e) => `${e.name}/${e.args.pid ?? e.args.child_pid}/${e.args.filename ?? e.args.parent_comm ?? e.args.comm}`);
     // sh runs /tmp/outsider (its execve() reported before it ran), which forks before the connector's exec line is read.
