@@ -115,8 +115,8 @@ export class ProcessMirror {
     this.exiting.clear();
   }
 
-  private stat(pid: number): ProcInfo | undefined {
-    return this.exiting.has(pid) ? undefined : this.src.stat(pid);
+  private stat(pid: number, tgid?: number): ProcInfo | undefined {
+    return this.exiting.has(pid) ? undefined : this.src.stat(pid, tgid);
   }
 
   private exe(pid: number): string | undefined {
@@ -429,7 +429,8 @@ export class ProcessMirror {
     // The host's kernel threads (kthreadd's children) are its own: the emulated kernel has its kthreads.
     if (parent?.kthread) return;
     this.tell(this.told.fork, pid, teller, tgid === pid && parent !== undefined && this.watched(parent));
-    const info: ProcInfo = this.stat(pid) ?? { pid, tgid, comm: parent?.comm ?? '<...>', ppid, cpu: cpu ?? parent?.cpu ?? 0, startTime: 0 };
+    // (Its thread group is the teller's word: /proc/PID/status need not be read for it.)
+    const info: ProcInfo = this.stat(pid, tgid) ?? { pid, tgid, comm: parent?.comm ?? '<...>', ppid, cpu: cpu ?? parent?.cpu ?? 0, startTime: 0 };
     const child = this.adopt({ ...info, pid, tgid, ppid: tgid === pid ? ppid : (parent?.ppid ?? ppid), comm: parent?.comm ?? info.comm, cpu: cpu ?? info.cpu }, true, parent);
     if (parent) this.k.procs.fork(parent, child, this.forkCall(ppid));
   }

@@ -27,8 +27,8 @@ export interface ProcInfo {
 }
 
 export interface ProcSource {
-  /** /proc/PID/stat (+ Tgid): undefined when the process is gone (or a zombie). */
-  stat(pid: number): ProcInfo | undefined;
+  /** /proc/PID/stat (+ Tgid, unless the caller knows it: `tgid`): undefined when the process is gone (or a zombie). */
+  stat(pid: number, tgid?: number): ProcInfo | undefined;
   /**
    * The comm of the process `pid` that started at `startTime`, undefined
    * when that process is gone: what a request of a known process needs to
@@ -197,11 +197,12 @@ export class HostProcSource implements ProcSource {
   /** Tgids by pid and start time: a pid's thread group never changes while it lives. */
   private readonly tgids = new Map<number, { startTime: number; tgid: number }>();
 
-  stat(pid: number): ProcInfo | undefined {
+  stat(pid: number, tgid?: number): ProcInfo | undefined {
     const info = readProcInfo(
       pid,
       this.root,
       (st) => {
+        if (tgid !== undefined) return tgid;
         const c = this.tgids.get(pid);
         return c && c.startTime === st ? c.tgid : undefined;
       },
