@@ -49,12 +49,20 @@ export class TimerlatUser {
     const { cpu, pinned } = this.where(task, task.cpu);
     if (this.threads.has(cpu)) fail('EBUSY');
     if (!pinned || cpu !== fileCpu) fail('EPERM');
-    // It runs there (sched_setaffinity moved it; the emulator may have seen it last elsewhere).
-    task.cpu = cpu;
-    os.tracing.kernel.sched.ensureRunning(task);
+    this.runOn(task, cpu);
     const t: TimerlatUserThread = { task, cpu, count: 0, absPeriod: 0, tracingThread: false, wokenLatency: 0, migrated: false };
     this.threads.set(cpu, t);
     return t;
+  }
+
+  /**
+   * A call of the pinned thread runs on its CPU (sched_setaffinity moved it
+   * there), wherever the emulator last placed its task: its samples are that
+   * CPU's.
+   */
+  private runOn(task: Task, cpu: number): void {
+    task.cpu = cpu;
+    this.os.tracing.kernel.sched.ensureRunning(task);
   }
 
   /** The CPU a task runs on: the one its affinity allows if only one, else `last` (where it was seen) if allowed. */
@@ -85,6 +93,7 @@ export class TimerlatUser {
       fail('EINVAL');
     }
     if (t.migrated) fail('EINVAL');
+    this.runOn(t.task, t.cpu);
     const now = k.clock.now();
     if (t.tracingThread) {
       const latency = t.wokenLatency + os.workload.userReturnNs();
