@@ -39,7 +39,6 @@ export interface ExecBenchRow {
   daemonMs: number;
 }
 
-
 export interface ExecBenchResult {
   results: ExecBenchRow[] | { skipped: string };
   text: string;

@@ -6,6 +6,7 @@
  */
 import type { Options } from 'yargs';
 import type { HostOptions } from '../host/driver.js';
+import { isProcessScope, PROCESS_SCOPES } from '../host/proc_mirror.js';
 import type { EmulatorOptions } from '../index.js';
 import { isKernelFeature, KERNEL_FEATURES, type KernelFeature } from '../kernel/features.js';
 import { DEFAULT_SERIES, isSeries, SERIES } from '../kernel/series.js';
@@ -19,7 +20,7 @@ export const EMULATOR_CLI_OPTIONS = {
   'proc-events': { type: 'boolean', default: true, describe: "follow every process's fork/exec/exit through the kernel's proc connector (root only)" },
   processes: {
     type: 'string',
-    choices: ['all', 'exec'],
+    choices: [...PROCESS_SCOPES],
     default: 'all',
     describe: "whose lives the proc connector's events are followed for: every process of the machine, or only those run by `tracefs-emu exec` on this mount and the callers of its files (as on a machine of their own)",
   },
@@ -65,6 +66,6 @@ export function emulatorOptionsFrom(a: EmulatorCliArgs): EmulatorOptions {
 /** What the daemon's host driver follows of the machine: every process's life (or those of its own), where the proc connector allows. */
 export function hostOptionsFrom(a: EmulatorCliArgs): HostOptions {
   const processes = a.processes ?? 'all';
-  if (processes !== 'all' && processes !== 'exec') throw new Error(`--processes: expected all or exec, got ${processes}`);
+  if (!isProcessScope(processes)) throw new Error(`--processes: expected ${PROCESS_SCOPES.join(' or ')}, got ${processes}`);
   return { procEvents: a.procEvents ?? true, processes };
 }

@@ -89,14 +89,20 @@ export function hostEventLine(sinks: HostEventSinks, line: string): void {
     const [, pid, nr] = line.split(' ').map(Number);
     if (Number.isInteger(pid) && Number.isInteger(nr)) sinks.mirror.forkCalled(pid!, nr!);
   } else if (line.startsWith('N ')) {
-    const [head, comm] = line.split('\t');
-    const [, ppid, pid] = head!.split(' ').map(Number);
-    if (Number.isInteger(ppid) && Number.isInteger(pid)) sinks.mirror.forkTraced(ppid!, pid!, comm ? unescapeField(comm) : undefined);
+    const s = stopLine(line);
+    if (s) sinks.mirror.forkTraced(s.a, s.b, s.comm);
   } else if (line.startsWith('D ')) {
-    const [head, comm] = line.split('\t');
-    const [, pid, status] = head!.split(' ').map(Number);
-    if (Number.isInteger(pid) && Number.isInteger(status)) sinks.mirror.exitTraced(pid!, status!, comm ? unescapeField(comm) : undefined);
+    const s = stopLine(line);
+    if (s) sinks.mirror.exitTraced(s.a, s.b, s.comm);
   } else procEventLine(sinks.mirror, line);
+}
+
+/** A tracer's stop line, `L a b\tcomm` (N: ppid pid; D: pid status): undefined when its numbers are not. */
+function stopLine(line: string): { a: number; b: number; comm?: string } | undefined {
+  const [head, comm] = line.split('\t');
+  const [, a, b] = head!.split(' ').map(Number);
+  if (!Number.isInteger(a) || !Number.isInteger(b)) return undefined;
+  return { a: a!, b: b!, comm: comm ? unescapeField(comm) : undefined };
 }
 
 /**

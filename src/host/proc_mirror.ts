@@ -40,7 +40,12 @@ type Teller = 'tracer' | 'connector';
  * made a request on the mount — as if they had the machine to themselves
  * (the selftests' VM: two series run side by side see none of each other's).
  */
-export type ProcessScope = 'all' | 'exec';
+export const PROCESS_SCOPES = ['all', 'exec'] as const;
+export type ProcessScope = (typeof PROCESS_SCOPES)[number];
+
+export function isProcessScope(s: string): s is ProcessScope {
+  return (PROCESS_SCOPES as readonly string[]).includes(s);
+}
 
 /** task->prio from /proc/PID/stat's priority field (prio - 100). */
 function prioOf(priority: number | undefined): number | undefined {

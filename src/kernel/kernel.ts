@@ -84,11 +84,11 @@ interface CallSitesOf {
   readonly assigned: Map<number, number>;
 }
 
-/** Tracepoints the kernel fires itself, outside any call tree (the scheduler, process lives, system call entry and exit). */
-const EXPLICIT = ['sched_switch', 'sched_wakeup', 'sched_waking', 'sched_wakeup_new', 'sched_process_fork', 'sched_process_exec', 'sched_process_exit', 'sched_process_free', 'sched_process_wait', 'sched_stat_runtime', 'sys_enter', 'sys_exit'];
 /** Who can see the calls on a file run (Kernel.readsVisibility). */
 export type ReadsVisibility = 'unseen' | 'scheduler' | 'seen';
 
+/** Tracepoints the kernel fires itself, outside any call tree (the scheduler, process lives, system call entry and exit). */
+const EXPLICIT = ['sched_switch', 'sched_wakeup', 'sched_waking', 'sched_wakeup_new', 'sched_process_fork', 'sched_process_exec', 'sched_process_exit', 'sched_process_free', 'sched_process_wait', 'sched_stat_runtime', 'sys_enter', 'sys_exit'];
 /** Of those, the scheduler's: a task that runs for a system call may fire them. */
 const SCHEDULING = ['sched_switch', 'sched_wakeup', 'sched_waking', 'sched_wakeup_new', 'sched_stat_runtime'];
 

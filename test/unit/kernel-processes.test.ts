@@ -18,6 +18,14 @@ const caller = (pid: number) => ({ pid, uid: 0, gid: 0 });
 /** Where the events FIFO's lines go, for hostEventLines(), with nothing seeing system calls. */
 const sinksOf = (host: HostDriver) => ({ mirror: host.mirror, syscalls: host.syscalls, traced: host.traced, observed: () => ObserveLevel.Nothing });
 
+/** A watched shell, pid 900 (as under exec), the FIFO's sinks, and the scheduler's events from then on. */
+function watchedShell() {
+  const e = kernelEmu();
+  e.proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5 });
+  e.host.mirror.watch(e.host.mirror.taskOf(900));
+  return { ...e, sinks: sinksOf(e.host), evs: recordEvents(e.k, SCHED_EVENTS) };
+}
+
 describe('process mirror', () => {
   it('runs kernel_clone in the parent for a process seen for the first time, then exec when its comm differs', async () => {
     const { k, fs, proc, taskOf } = kernelEmu();
@@ -234,11 +242,7 @@ describe('process mirror', () => {
   });
 
   it("a watched process's exit said by its tracer runs at once, and once, whichever teller is read first — also when its pid is soon another's", () => {
-    const { k, proc, host } = kernelEmu();
-    proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5 });
-    host.mirror.watch(host.mirror.taskOf(900));
-    const sinks = sinksOf(host);
-    const evs = recordEvents(k, SCHED_EVENTS);
+    const { k, proc, host, sinks, evs } = watchedShell();
     const exits = () => evs.filter((e) => e.name === 'sched_process_exit').map((e) => e.args.pid);
     const forks = () => evs.filter((e) => e.name === 'sched_process_fork').map((e) => e.args.child_pid);
     proc.set({ pid: 901, comm: 'sh', ppid: 900, startTime: 6 });
@@ -264,11 +268,7 @@ describe('process mirror', () => {
   });
 
   it("a watched process's exec not yet said by the proc connector runs before the fork or exit its tracer says next", () => {
-    const { k, proc, host } = kernelEmu();
-    proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5 });
-    host.mirror.watch(host.mirror.taskOf(900));
-    const sinks = sinksOf(host);
-    const evs = recordEvents(k, SCHED_EVENTS);
+    const { k, proc, host, sinks, evs } = watchedShell();
     const lives = () => evs.filter((e) => e.name === 'sched_process_exec' || e.name === 'sched_process_fork' || e.name === 'sched_process_exit').map((e) => `${e.name}/${e.args.pid ?? e.args.child_pid}/${e.args.filename ?? e.args.parent_comm ?? e.args.comm}`);
     // sh runs /tmp/outsider (its execve() reported before it ran), which forks before the connector's exec line is read.
     host.mirror.execCalled(900, '/tmp/outsider');
