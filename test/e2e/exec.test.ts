@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, execUnavailable } from '../helpers/e2e.js';
+import { CLI, REPO, execUnavailable } from '../helpers/e2e.js';
 
 const skip = execUnavailable();
 
@@ -144,6 +144,44 @@ describe.skipIf(!!skip)(`tracefs-emu exec${skip ? ` (skipped: ${skip})` : ''}`, 
     const mine = r.stdout.split('\n').filter((l) => new RegExp(`^\\s*\\S+-${pid}\\s`).test(l));
     expect(mine.some((l) => new RegExp(`sched_process_exec: filename=\\S*/sh pid=${pid} `).test(l)), r.stdout.slice(0, 3000)).toBe(true);
     expect(mine.filter((l) => /syscall_watch/.test(l))).toEqual([]);
+  });
+
+  it("a failed write to dynamic_events fails with the kernel's errno; dash's echo says `I/O error` for any, as on the kernel", async () => {
+    // The script the real 7.2 kernel ran (test/fixtures/kernel-7.2/samples/sh.dynamic_events-write-errors.txt).
+    const script = join(base, 'dynerr.sh');
+    writeFileSync(
+      script,
+      [
+        'echo "p:kp vfs_read" >> dynamic_events; echo 1 > events/kprobes/kp/enable',
+        'echo > dynamic_events; echo rc=$?',
+        'echo "-:nonexist" >> dynamic_events; echo rc=$?',
+        'echo "-:kp" >> dynamic_events; echo rc=$?',
+        'echo 0 > events/kprobes/kp/enable',
+        'echo > dynamic_events; echo rc=$?',
+        'cat dynamic_events; echo end',
+        '',
+      ].join('\n'),
+    );
+    const kernel = readFileSync(join(REPO, 'test/fixtures/kernel-7.2/samples/sh.dynamic_events-write-errors.txt'), 'utf8');
+    const r = await run(['exec', '--mount', mnt, '--', 'sh', '-c', `cd /sys/kernel/tracing && sh ${script} 2>&1`], env);
+    expect(r.stdout.replaceAll(script, '/oracle/cmd.sh')).toBe(kernel);
+    // What dash's `I/O error` hid: the errnos themselves.
+    const py = await run(
+      [
+        'exec', '--mount', mnt, '--', 'python3', '-c',
+        'import os\n' +
+          'def w(s):\n' +
+          '    fd = os.open("/sys/kernel/tracing/dynamic_events", os.O_WRONLY | os.O_APPEND)\n' +
+          '    try: os.write(fd, s); print("ok")\n' +
+          '    except OSError as e: print(os.strerror(e.errno))\n' +
+          '    finally: os.close(fd)\n' +
+          'w(b"p:kp vfs_read\\n"); open("/sys/kernel/tracing/events/kprobes/kp/enable", "w").write("1")\n' +
+          'w(b"-:nonexist\\n"); w(b"-:kp\\n")\n' +
+          'open("/sys/kernel/tracing/events/kprobes/kp/enable", "w").write("0"); w(b"-:kp\\n")\n',
+      ],
+      env,
+    );
+    expect(py.stdout).toBe('ok\nNo such file or directory\nDevice or resource busy\nok\n');
   });
 
   it('returns the command status', async () => {

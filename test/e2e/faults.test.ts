@@ -8,7 +8,7 @@
 import { spawn } from 'node:child_process';
 import { chmodSync, chownSync, mkdirSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, fuseUnavailable, mountedType, run, sh, startCli, tempDir } from '../helpers/e2e.js';
+import { CLI, fuseUnavailable, mountedType, run, sh, startCli, tempDir, waitUntil } from '../helpers/e2e.js';
 
 const skip = fuseUnavailable();
 
@@ -24,7 +24,7 @@ describe.skipIf(!!skip)(`daemon faults${skip ? ` (skipped: ${skip})` : ''}`, () 
   });
 
   afterAll(async () => {
-    for (const d of ['sigterm', 'user']) if (await mountedType(`${base}/${d}`)) await sh(`fusermount -uz ${base}/${d} || umount -l ${base}/${d}`);
+    for (const d of ['sigterm', 'user', 'busy-auto', 'busy-stale']) if (await mountedType(`${base}/${d}`)) await sh(`fusermount -uz ${base}/${d} || umount -l ${base}/${d}`);
     await sh(`umount -l ${base}/full 2>/dev/null; true`);
   });
 
@@ -44,6 +44,34 @@ describe.skipIf(!!skip)(`daemon faults${skip ? ` (skipped: ${skip})` : ''}`, () 
     expect(await fg.exited).toEqual({ code: 0, signal: null });
     for (const t of await Promise.all(ended)) expect(t - t0).toBeLessThan(1000);
     expect(await mountedType(M)).toBeUndefined();
+  });
+
+  it('SIGKILL in the middle of busy work: every caller returns, and the next mount clears what was left', async () => {
+    for (const autoUnmount of [true, false]) {
+      const M = `${base}/busy-${autoUnmount ? 'auto' : 'stale'}`;
+      const r = await cli(env, 'mount', '-d', ...(autoUnmount ? [] : ['--no-auto-unmount']), M);
+      expect(r.code, r.stderr).toBe(0);
+      const pid = Number(/daemon pid (\d+)/.exec(r.stdout)![1]);
+      // What a selftest does at once: probes added and removed, an event on, an instance made and removed, a reader blocked in trace_pipe.
+      const loops = [
+        sh(`n=0; while echo 'p:kp vfs_read' >> ${M}/dynamic_events && echo 1 > ${M}/events/kprobes/kp/enable && echo 0 > ${M}/events/kprobes/kp/enable && echo '-:kp' >> ${M}/dynamic_events; do n=$((n+1)); done 2>/dev/null; echo $n`, { timeoutMs: 20_000 }),
+        sh(`while :; do mkdir ${M}/instances/i1 && cat ${M}/instances/i1/trace > /dev/null && rmdir ${M}/instances/i1 || exit 0; done`, { timeoutMs: 20_000 }),
+        sh(`cat ${M}/trace_pipe > /dev/null; exit 0`, { timeoutMs: 20_000 }),
+      ];
+      await new Promise((ok) => setTimeout(ok, 1500));
+      process.kill(pid, 'SIGKILL');
+      // Nothing hangs on the dead daemon: each caller gets an error and its loop ends.
+      const ended = await Promise.all(loops);
+      for (const l of ended) expect(l.signal).toBeNull();
+      expect(Number(ended[0]!.stdout)).toBeGreaterThan(0);
+      if (autoUnmount) expect(await waitUntil(async () => (await mountedType(M)) === undefined, 5000)).toBe(true);
+      // The next mount at the same place works from a fresh state.
+      const again = await cli(env, 'mount', '-d', M);
+      expect(again.code, again.stderr).toBe(0);
+      expect((await sh(`cat ${M}/tracing_on ${M}/dynamic_events; ls ${M}/instances`)).stdout).toBe('1\n');
+      expect((await cli(env, 'unmount', M)).code).toBe(0);
+      expect(await mountedType(M)).toBeUndefined();
+    }
   });
 
   it('says why at mount time when the state directory cannot be written', async () => {
