@@ -10,7 +10,7 @@
  * backend's filter when no fprobe of that kind remains on it.
  */
 import { fail } from '../kernel/errno.js';
-import type { PtRegs } from '../kernel/regs.js';
+import { PtRegs } from '../kernel/regs.js';
 import type { KernelFunction } from '../kernel/symbols.js';
 import type { Task } from '../kernel/task.js';
 import { FtraceRecords } from './dyn_ftrace.js';
@@ -44,6 +44,8 @@ export class FprobeGraph implements FprobeBackend {
   ftraceRegistered = false;
   graphRegistered = false;
   private readonly fgraph: Fgraph;
+  /** The ftrace_regs exit handlers get (fprobe_return runs under fgraph's recursion lock: one at a time per task, never kept). */
+  private readonly exitRegs = new FtraceRegs(new PtRegs());
 
   constructor(private readonly ftrace: Ftrace) {
     this.fgraph = ftrace.fgraph;
@@ -268,7 +270,7 @@ export class FprobeGraph implements FprobeBackend {
     const retIp = regs.ip;
     // rethook replaced the slot before fgraph did (a kretprobe): this call is hooked twice.
     if (retIp === this.ftrace.rethooks.trampoline) this.ftrace.rethooks.stackedHooks++;
-    let fregs: PtRegs | undefined;
+    let fregs: FtraceRegs | undefined;
     let curr = 0;
     while (curr < sizeWords) {
       const lo = w32[2 * (r.index + curr)];
@@ -280,7 +282,7 @@ export class FprobeGraph implements FprobeBackend {
       const fp = this.fprobeTable.get(lo);
       if (fp && (fp.ptrHi & 0x0fffffff) === (hi & 0x0fffffff) && !fp.disabled && fp.exit) {
         if (curr + size > sizeWords) break;
-        fregs ??= new FtraceRegs(regs);
+        fregs ??= this.exitRegs.of(regs);
         callFprobeExit(this.ftrace, fp, trace.func, retIp, fregs, size ? dataView(stack, r.index + curr, size) : undefined, task);
       }
       curr += size;

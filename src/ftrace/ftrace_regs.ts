@@ -11,9 +11,19 @@ import { PT_REGS, PtRegs, type RegName } from '../kernel/regs.js';
 const SAVED = new Set<RegName>(['di', 'si', 'dx', 'cx', 'r8', 'r9', 'ax', 'ip', 'sp', 'bp']);
 
 export class FtraceRegs extends PtRegs {
-  constructor(private readonly saved: PtRegs) {
+  constructor(private saved: PtRegs) {
     super();
     this.partial = true;
+  }
+
+  /**
+   * The same view, moved to another call's registers: a caller that hands
+   * out one view at a time (under the ftrace recursion lock, which no
+   * handler outlives) need not make one per call.
+   */
+  of(saved: PtRegs): this {
+    this.saved = saved;
+    return this;
   }
 
   override get(name: RegName): bigint {
