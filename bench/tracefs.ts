@@ -18,6 +18,7 @@ import { HostDriver } from '../src/host/driver.js';
 import { createEmulator } from '../src/index.js';
 import { SERIES, type Series } from '../src/kernel/series.js';
 import { Task } from '../src/kernel/task.js';
+import { runProgram } from './exec.js';
 import { fmt, now, percentile, table } from './table.js';
 import { processWriteLatency } from './write_latency.js';
 
@@ -50,6 +51,33 @@ export interface TracefsBenchResult {
 }
 
 const CHUNK = 64 * 1024;
+
+/** The reader process: O_NONBLOCK reads of CHUNK until EAGAIN, EOF or the limit; prints bytes, lines and ms of its loop. */
+const READER = `
+const fs = require('node:fs');
+const [path, limit, chunk] = process.argv.slice(1).map((a, i) => (i ? Number(a) : a));
+const fd = fs.openSync(path, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+const buf = Buffer.alloc(chunk);
+let bytes = 0, lines = 0;
+const t = process.hrtime.bigint();
+while (bytes < limit) {
+  let n;
+  try { n = fs.readSync(fd, buf, 0, Math.min(chunk, limit - bytes), null); } catch (e) { if (e.code === 'EAGAIN') break; throw e; }
+  if (n === 0) break;
+  bytes += n;
+  for (let i = 0; i < n; i++) if (buf[i] === 10) lines++;
+}
+const ms = Number(process.hrtime.bigint() - t) / 1e6;
+fs.closeSync(fd);
+process.stdout.write(JSON.stringify({ bytes, lines, ms }));
+`;
+
+/** As a tool reads: a process of its own (plain read(2) calls, no thread pool) while this one serves the mount. */
+async function drainByProcess(path: string, limit = Number.MAX_SAFE_INTEGER): Promise<{ bytes: number; lines: number; ms: number }> {
+  const r = await runProgram(process.execPath, ['-e', READER, path, String(limit), String(CHUNK)], process.env);
+  if (r.code !== 0) throw new Error(`reader of ${path}: exit ${r.code}: ${r.stderr.trim()}`);
+  return JSON.parse(r.stdout) as { bytes: number; lines: number; ms: number };
+}
 
 /** Reads with O_NONBLOCK until EAGAIN (or EOF): bytes read. */
 async function drain(path: string, limit = Infinity): Promise<{ bytes: number; text: string }> {
@@ -138,9 +166,33 @@ async function seriesBench(series: Series, o: TracefsBenchOptions): Promise<{ la
       got += r.bytes;
     }
     const staticMs = now() - t;
+    // The same, read by a process of its own (as `cat trace_pipe` reads), the second of two rounds.
+    let byProcess = { bytes: 0, lines: 0, ms: 0 };
+    for (let round = 0; round < 2; round++) {
+      await writeFile(f('tracing_on'), '1\n');
+      for (let i = 0; i < o.events; i++) exec.call(task, leaf);
+      await writeFile(f('tracing_on'), '0\n');
+      byProcess = await drainByProcess(f('trace_pipe'));
+    }
+    let staticByProcess = { bytes: 0, lines: 0, ms: 0 };
+    while (staticByProcess.bytes < byProcess.bytes) {
+      const r = await drainByProcess(f('available_filter_functions'), byProcess.bytes - staticByProcess.bytes);
+      if (!r.bytes) break;
+      staticByProcess = { bytes: staticByProcess.bytes + r.bytes, lines: 0, ms: staticByProcess.ms + r.ms };
+    }
+    const row = (file: string, x: { bytes: number; ms: number }, n?: number): ThroughputResult => ({
+      series,
+      file,
+      bytes: x.bytes,
+      ms: x.ms,
+      mbPerSec: x.bytes / 1e6 / (x.ms / 1000),
+      ...(n === undefined ? {} : { events: n, eventsPerSec: n / (x.ms / 1000) }),
+    });
     const throughput: ThroughputResult[] = [
-      { series, file: 'trace_pipe', bytes: pipe.bytes, events, ms: pipeMs, mbPerSec: pipe.bytes / 1e6 / (pipeMs / 1000), eventsPerSec: events / (pipeMs / 1000) },
-      { series, file: 'available_filter_functions', bytes: got, ms: staticMs, mbPerSec: got / 1e6 / (staticMs / 1000) },
+      row('trace_pipe', { bytes: pipe.bytes, ms: pipeMs }, events),
+      row('available_filter_functions', { bytes: got, ms: staticMs }),
+      row('trace_pipe, a reader process', byProcess, byProcess.lines),
+      row('available_filter_functions, a reader process', staticByProcess),
     ];
     await writeFile(f('events/bench/fp/enable'), '0\n');
     await appendFile(f('dynamic_events'), '-:bench/fp\n');
