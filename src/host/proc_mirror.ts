@@ -294,6 +294,7 @@ export class ProcessMirror {
     if (parent) this.k.procs.fork(parent, child, this.forkCall(info.ppid));
     if (child.comm !== info.comm) {
       this.mirrored.get(child)!.execInferred = true;
+      this.schedFrom(child, info);
       this.k.procs.exec(child, this.execPath(info.pid, () => this.exe(info.pid) ?? `/usr/bin/${info.comm}`), info.comm);
     }
     return child;
@@ -322,10 +323,13 @@ export class ProcessMirror {
   private adopt(info: ProcInfo, fresh: boolean, parent?: Task): Task {
     const { pid, tgid, comm, ppid, cpu, priority } = info;
     this.dead.delete(pid);
-    const prio = prioOf(priority);
+    // A new child schedules as its parent did (sched_fork()): what /proc says now may already be what it set
+    // since (chrt, before it execs its command); it is read again at its exec and its wake-ups.
+    const inherits = fresh && parent !== undefined && !parent.isIdle;
+    const prio = inherits ? parent.prio : prioOf(priority);
     const leader = tgid !== pid ? this.k.tasks.process(tgid) : undefined;
     const t = this.k.procs.adopt({ pid, tgid, comm, ppid, cpu, prio, state: fresh ? 'R' : 'S' }, leader ?? (fresh && parent && tgid === parent.tgid ? parent : undefined));
-    t.policy = info.policy ?? 0;
+    t.policy = inherits ? parent.policy : (info.policy ?? 0);
     // A watched process's children are watched too (the seccomp filter is inherited).
     const watched = fresh && parent ? this.watched(parent) : false;
     this.mirrored.set(t, { startTime: info.startTime, execInferred: false, execs: watched ? { reported: 0, traced: 0 } : undefined });

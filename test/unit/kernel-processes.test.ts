@@ -53,6 +53,19 @@ describe('process mirror', () => {
     expect(k.structs.get(t.addr, 'task_struct', 'real_parent')).toBe(k.tasks.get(500)!.addr);
   });
 
+  it("a child is born with its parent's policy and priority (sched_fork); what it set since (chrt) shows from its exec", async () => {
+    const { k, fs, proc } = kernelEmu();
+    proc.set({ pid: 500, comm: 'sh', ppid: 1, startTime: 5 });
+    // Read late: the child already made itself SCHED_FIFO 10 (priority -11: prio 89) and exec'd.
+    proc.set({ pid: 501, comm: 'sleep', ppid: 500, exe: '/usr/bin/sleep', priority: -11, policy: 1 });
+    const evs = recordEvents(k, SCHED_EVENTS);
+    await fs.readFile('README', caller(501));
+    expect(evs.find((e) => e.name === 'sched_wakeup_new')?.args).toMatchObject({ pid: 501, prio: 120 });
+    expect(evs.find((e) => e.name === 'sched_process_exec')?.comm).toBe('sleep');
+    const t = k.tasks.get(501)!;
+    expect({ prio: t.prio, policy: t.policy }).toEqual({ prio: 89, policy: 1 });
+  });
+
   it('a process already gone when its watched call is read is born of the parent the watcher saw (its fork line may come later)', () => {
     const { k, proc, host } = kernelEmu();
     proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5 });
