@@ -79,9 +79,12 @@
  * Each call then stops at entry and at exit, and one line is reported
  * after it ran, with its real result:
  *
- *   T pid nr ret a0 a1 a2 a3 a4 a5 ppid\tfile\tcomm[\taddr data]\n
+ *   T pid nr ret a0 a1 a2 a3 a4 a5 ppid slept [priority policy]\tfile\tcomm[\taddr data]\n
  *
  *   ret       the result the call returned (-errno on failure)
+ *   slept     a call that may block: the ns it spent asleep (off the CPU
+ *             and not waiting for one); -1 for the others; one that slept
+ *             is followed by the caller's priority and policy (/proc/TID/stat)
  *   file      the file the call is on: the target of its fd argument
  *             (/proc/PID/fd/N: a path, pipe:[ino], socket:[ino] PROTO
  *             with the protocol sockfs names it by, ...), or
@@ -103,7 +106,9 @@
  * reap it (status: as wait(2) gives it):
  *
  *   N ppid pid\tcomm\n      (comm: what the parent runs, read as it waits)
- *   D tid status\tcomm\n    (comm: what the thread runs)
+ *   D tid status slept\tcomm\n    (comm: what the thread runs; slept: the ns
+ *                   it spent off the CPU and not waiting for one since its
+ *                   fork or last execve(), left out when unknown)
  *
  * Calls on a --served file are not reported (the emulator runs them as
  * FUSE requests). A call the seccomp filter also reports (an open, chdir,
@@ -147,6 +152,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
@@ -353,6 +359,25 @@ static int proc_ppid(pid_t pid)
 	if (!f || sscanf(f, "%*c %d", &ppid) != 1)
 		return 0;
 	return ppid;
+}
+
+/* A thread's time on a CPU plus its time waiting for one (ns, the first two fields of /proc/TID/schedstat); -1 when unreadable. */
+static int run_ns(pid_t tid, uint64_t *ns)
+{
+	char line[128];
+	proc_file_line(tid, "schedstat", line, sizeof(line));
+	unsigned long long on_cpu, waiting;
+	if (sscanf(line, "%llu %llu", &on_cpu, &waiting) != 2)
+		return -1;
+	*ns = on_cpu + waiting;
+	return 0;
+}
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 #include "shown_affinity.c"
@@ -572,6 +597,11 @@ struct tracee {
 	int stepping;    /* last resumed with PTRACE_SYSCALL */
 	int interrupted; /* a PTRACE_INTERRUPT is on its way */
 	long opts;       /* its ptrace options (a child is born with its parent's) */
+	int seen;        /* seen_ns and seen_run_ns hold: where its time off the CPU is counted from */
+	uint64_t seen_ns;     /* CLOCK_MONOTONIC at its fork or last execve() */
+	uint64_t seen_run_ns; /* its time on a CPU or waiting for one then (/proc/TID/schedstat) */
+	int call_timed;       /* the call it is in may block: call_ns and call_run_ns hold, from its entry */
+	uint64_t call_ns, call_run_ns;
 };
 
 #define MAX_TRACEES 4096
@@ -597,9 +627,55 @@ static struct tracee *tracee_of(pid_t tid, int make)
 	return free_slot;
 }
 
+/* Its time off the CPU is counted from now: the daemon has just learned what it runs (a fork, an execve()). */
+static void note_seen(struct tracee *t, pid_t tid)
+{
+	t->seen = run_ns(tid, &t->seen_run_ns) == 0;
+	t->seen_ns = monotonic_ns();
+}
+
+/* How long a thread was off the CPU and not waiting for one (asleep) since (ns, run_ns) was read; -1 when unknown. */
+static long long asleep_since(pid_t tid, uint64_t ns, uint64_t was_run)
+{
+	uint64_t run;
+	if (run_ns(tid, &run) < 0)
+		return -1;
+	long long off = (long long)(monotonic_ns() - ns) - (long long)(run - was_run);
+	return off > 0 ? off : 0;
+}
+
+/* Its priority (prio - 100) and policy, as /proc/TID/stat's fields 18 and 41 give them; -1 when unreadable. */
+static int sched_of(pid_t tid, int *priority, int *policy)
+{
+	char stat[1024];
+	const char *f = proc_stat_fields(tid, stat, sizeof(stat));
+	/* From field 3 (state): 15 fields, priority, 22 fields, policy. */
+	if (!f || sscanf(f, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %d %*d %*d %*d %*u %*u %*d %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*u %*d %*d %*u %d", priority, policy) != 2)
+		return -1;
+	return 0;
+}
+
+/* How long it slept since note_seen(); -1 when unknown. */
+static long long slept_ns(struct tracee *t, pid_t tid)
+{
+	return t && t->seen ? asleep_since(tid, t->seen_ns, t->seen_run_ns) : -1;
+}
+
+/* Calls that may block (x86_64): a traced one says how long it slept. */
+static int may_block(long nr)
+{
+	switch (nr) {
+	case 0: case 1: case 7: case 19: case 20: case 23: case 34: case 35: case 42: case 43: case 45: case 47: case 61:
+	case 72: case 73: case 128: case 130: case 202: case 230: case 232: case 247: case 270: case 271: case 281: case 288:
+	case 299: case 441:
+		return 1;
+	}
+	return 0;
+}
+
 static void end_call(struct tracee *t)
 {
-	t->in_call = t->skip = 0;
+	t->in_call = t->skip = t->call_timed = 0;
 	t->data[0] = 0;
 	free(t->s_head);
 	free(t->s_tail);
@@ -826,6 +902,9 @@ static void handle(const struct seccomp_notif *req)
 	case NR_EXECVEAT: {
 		/* The path as passed is what the exec's filename will be; the exec itself is reported by the proc connector. */
 		int at = req->data.nr == NR_EXECVEAT;
+		struct tracee *tr = tracee_of(pid, 0);
+		if (tr)
+			note_seen(tr, pid);
 		if (read_string(pid, arg[at ? 1 : 0], s0, sizeof(s0)) < 0)
 			return;
 		resolve(pid, at ? (int64_t)(int)arg[0] : AT_FDCWD, s0, abs, sizeof(abs));
@@ -1022,6 +1101,10 @@ static void on_entry(pid_t tid, struct tracee *t, const struct __ptrace_syscall_
 		size_t len = strlen(path) + 1;
 		escape_bytes((const unsigned char *)path, len < USER_DATA_MAX ? len : USER_DATA_MAX, t->data, sizeof(t->data));
 	}
+	if (may_block(t->nr) && run_ns(tid, &t->call_run_ns) == 0) {
+		t->call_ns = monotonic_ns();
+		t->call_timed = 1;
+	}
 	if (t->nr == 56 || t->nr == 57 || t->nr == 58 || t->nr == 435) {
 		char line[64];
 		int n = snprintf(line, sizeof(line), "B %d %ld\n", tid, t->nr);
@@ -1065,9 +1148,15 @@ static void on_exit_stop(pid_t tid, struct tracee *t, const struct __ptrace_sysc
 		char data[sizeof(t->data) + 24] = "";
 		if (t->data[0])
 			snprintf(data, sizeof(data), "\t%llx %s", (unsigned long long)t->data_addr, t->data);
-		n = snprintf(line, sizeof(line), "T %d %ld %lld %llx %llx %llx %llx %llx %llx %d\t%s\t%s%s\n", tid, t->nr, rval,
+		long long slept = t->call_timed ? asleep_since(tid, t->call_ns, t->call_run_ns) : -1;
+		/* One that slept is woken as it is reported: with the priority it has (a chrt before its exec may be read too late otherwise). */
+		char sched[32] = "";
+		int priority, policy;
+		if (slept > 0 && sched_of(tid, &priority, &policy) == 0)
+			snprintf(sched, sizeof(sched), " %d %d", priority, policy);
+		n = snprintf(line, sizeof(line), "T %d %ld %lld %llx %llx %llx %llx %llx %llx %d %lld%s\t%s\t%s%s\n", tid, t->nr, rval,
 			     (unsigned long long)a[0], (unsigned long long)a[1], (unsigned long long)a[2], (unsigned long long)a[3],
-			     (unsigned long long)a[4], (unsigned long long)a[5], t->ppid, t->file, t->comm, data);
+			     (unsigned long long)a[4], (unsigned long long)a[5], t->ppid, slept, sched, t->file, t->comm, data);
 	}
 	end_call(t);
 	if (n > 0 && n < (int)sizeof(line))
@@ -1216,6 +1305,7 @@ static void on_stop(pid_t tid, int status)
 		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &child) == 0 && child && (c = tracee_of((pid_t)child, 1))) {
 			if (t && c != t)
 				c->opts = t->opts;
+			note_seen(c, (pid_t)child);
 			/*
 			 * The proc connector's line for this fork may reach the daemon after
 			 * the parent's next request on the mount: said here, before the
@@ -1237,8 +1327,10 @@ static void on_stop(pid_t tid, int status)
 		unsigned long former = 0;
 		if (ptrace(PTRACE_GETEVENTMSG, tid, 0, &former) == 0 && (pid_t)former != tid)
 			tracee_gone((pid_t)former);
-		if ((t = tracee_of(tid, 1)))
+		if ((t = tracee_of(tid, 1))) {
 			t->comm[0] = 0;
+			note_seen(t, tid);
+		}
 		break;
 	}
 	case PTRACE_EVENT_EXIT: {
@@ -1252,11 +1344,12 @@ static void on_stop(pid_t tid, int status)
 			end_call(t);
 		unsigned long status = 0;
 		ptrace(PTRACE_GETEVENTMSG, tid, 0, &status);
-		/* And what it runs: an exec it made may be reported after this. */
-		char comm[32], ec[80], line[128];
+		/* And what it runs: an exec it made may be reported after this; and how long it slept since the daemon last learned of it. */
+		char comm[32], ec[80], line[160];
 		proc_file_line(tid, "comm", comm, sizeof(comm));
 		escape(comm, ec, sizeof(ec));
-		int n = snprintf(line, sizeof(line), "D %d %lu\t%s\n", tid, status, ec);
+		long long slept = slept_ns(t, tid);
+		int n = slept >= 0 ? snprintf(line, sizeof(line), "D %d %lu %lld\t%s\n", tid, status, slept, ec) : snprintf(line, sizeof(line), "D %d %lu\t%s\n", tid, status, ec);
 		add_line(line, (size_t)n);
 		flush_batch();
 		break;

@@ -93,16 +93,16 @@ export function hostEventLine(sinks: HostEventSinks, line: string): void {
     if (s) sinks.mirror.forkTraced(s.a, s.b, s.comm);
   } else if (line.startsWith('D ')) {
     const s = stopLine(line);
-    if (s) sinks.mirror.exitTraced(s.a, s.b, s.comm);
+    if (s) sinks.mirror.exitTraced(s.a, s.b, s.comm, s.c);
   } else procEventLine(sinks.mirror, line);
 }
 
-/** A tracer's stop line, `L a b\tcomm` (N: ppid pid; D: pid status): undefined when its numbers are not. */
-function stopLine(line: string): { a: number; b: number; comm?: string } | undefined {
+/** A tracer's stop line, `L a b [c]\tcomm` (N: ppid pid; D: pid status slept-ns): undefined when its numbers are not. */
+function stopLine(line: string): { a: number; b: number; c?: number; comm?: string } | undefined {
   const [head, comm] = line.split('\t');
-  const [, a, b] = head!.split(' ').map(Number);
+  const [, a, b, c] = head!.split(' ').map(Number);
   if (!Number.isInteger(a) || !Number.isInteger(b)) return undefined;
-  return { a: a!, b: b!, comm: comm ? unescapeField(comm) : undefined };
+  return { a: a!, b: b!, c: Number.isInteger(c) ? c : undefined, comm: comm ? unescapeField(comm) : undefined };
 }
 
 /**

@@ -7,6 +7,7 @@
  * connector (cn_proc.ts), when available, report the same lives as they
  * happen, for processes that never touch the mount too.
  */
+import { USER_IDLE_NS } from '../kernel/activity.js';
 import type { Kernel } from '../kernel/kernel.js';
 import type { Task } from '../kernel/task.js';
 import { isNativeHelper } from './native_helper.js';
@@ -28,6 +29,8 @@ interface Mirrored {
   execs?: { reported: number; traced: number };
   /** Mirrored (its fork run) from a call it made before the proc connector's line for its fork was read. */
   bornUnseen?: boolean;
+  /** When (kernel clock) its fork or last exec ran here: the watcher counts its sleep from there. */
+  seenNs: number;
 }
 
 /** Who told of a fork or an exit: a watched process's tracer (the watcher's `N` and `D` lines) or the proc connector. */
@@ -254,7 +257,12 @@ export class ProcessMirror {
     if (this.mirrored.has(t)) this.schedFrom(t, this.stat(t.pid));
   }
 
-  private schedFrom(t: Task, info: ProcInfo | undefined): void {
+  /** Its priority (as /proc shows it: prio - 100) and policy, as the watcher read them. */
+  schedSaid(t: Task, priority: number, policy: number): void {
+    if (this.mirrored.has(t)) this.schedFrom(t, { priority, policy });
+  }
+
+  private schedFrom(t: Task, info: Pick<ProcInfo, 'priority' | 'policy'> | undefined): void {
     if (!info) return;
     const prio = prioOf(info.priority);
     if (prio !== undefined) t.prio = prio;
@@ -282,6 +290,7 @@ export class ProcessMirror {
     const info = m ? this.stat(t.pid) : undefined;
     this.schedFrom(t, info);
     this.k.procs.exec(t, filename, comm);
+    if (m) m.seenNs = this.k.clock.now();
     if (info && info.startTime === m?.startTime) this.k.sched.migrate(t, info.cpu);
   }
 
@@ -296,6 +305,7 @@ export class ProcessMirror {
       this.mirrored.get(child)!.execInferred = true;
       this.schedFrom(child, info);
       this.k.procs.exec(child, this.execPath(info.pid, () => this.exe(info.pid) ?? `/usr/bin/${info.comm}`), info.comm);
+      this.mirrored.get(child)!.seenNs = this.k.clock.now();
     }
     return child;
   }
@@ -332,7 +342,7 @@ export class ProcessMirror {
     t.policy = inherits ? parent.policy : (info.policy ?? 0);
     // A watched process's children are watched too (the seccomp filter is inherited).
     const watched = fresh && parent ? this.watched(parent) : false;
-    this.mirrored.set(t, { startTime: info.startTime, execInferred: false, execs: watched ? { reported: 0, traced: 0 } : undefined });
+    this.mirrored.set(t, { startTime: info.startTime, execInferred: false, execs: watched ? { reported: 0, traced: 0 } : undefined, seenNs: this.k.clock.now() });
     t.callsReported = watched;
     // The machine's other processes are followed, their lives' events fired, but their call trees are not run:
     // under a tracer on every function each would cost thousands of calls, and the machine spawns them faster.
@@ -543,19 +553,34 @@ export class ProcessMirror {
    * its wait returns, unless the proc connector's line for it was read
    * first; an exec it made just before, before it (`execFirst`).
    */
-  exitTraced(pid: number, code: number, comm?: string): void {
+  exitTraced(pid: number, code: number, comm?: string, sleptNs?: number): void {
     this.execFirst(pid, comm);
-    this.died(pid, code, 'tracer');
+    this.died(pid, code, 'tracer', sleptNs);
   }
 
-  private died(pid: number, code: number, teller: Teller): void {
+  private died(pid: number, code: number, teller: Teller, sleptNs?: number): void {
     this.exitHandled(pid);
     if (this.otherTold(this.told.exit, pid, teller)) return;
     // an execve() seen that did not happen after all
     this.execNames.delete(pid);
     const t = this.k.tasks.process(pid);
-    if (!t || t.exited || !this.mirrored.has(t)) return;
+    const m = t && this.mirrored.get(t);
+    if (!t || t.exited || !m) return;
     this.tell(this.told.exit, pid, teller, this.watched(t));
+    if (sleptNs !== undefined) this.sleptUnseen(t, m, sleptNs);
     this.exited(t, code);
+  }
+
+  /**
+   * A process that slept on the host since its fork or last exec ran here,
+   * and made no call since (`sleep 0.1`), yet still runs in the emulator:
+   * nothing looked at it while it slept (the host's scheduler is looked at
+   * every few ms, and a busy daemon looks later). It sleeps now, so that its
+   * exit wakes it and switches it in, as the end of its sleep did.
+   */
+  private sleptUnseen(t: Task, m: Mirrored, sleptNs: number): void {
+    const k = this.k;
+    if (sleptNs <= USER_IDLE_NS || !k.observed() || k.sched.sleeping(t) || t.lastSyscallNs > m.seenNs) return;
+    k.sched.blocked(t, 'S');
   }
 }

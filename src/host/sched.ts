@@ -79,8 +79,6 @@ export class HostSched {
     if (k.sched.sleeping(t) || k.clock.now() - t.lastSyscallNs <= USER_IDLE_NS) return;
     const st = this.state(t.pid);
     if (st !== 'S' && st !== 'D') return;
-    const cpu = k.sched.cpuOf(t);
-    if (cpu.curr === t) k.sched.schedule(cpu, st);
-    else k.sched.dequeue(t, st);
+    k.sched.blocked(t, st);
   }
 }

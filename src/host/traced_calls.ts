@@ -15,7 +15,8 @@
  * holds whatever they are on (brk, rt_sigaction, dup, getpid, ...) have one,
  * `call:<name>`. A call that slept (nanosleep) runs its own work but not the
  * sleep: the process's real sleep and wakeup are shown by themselves
- * (sched.ts), before the call is reported.
+ * (sched.ts), before the call is reported; one that slept unseen (the
+ * watcher says how long) is put to sleep and woken as it is reported.
  *
  * Calls the kernel already runs otherwise are not run again: those on the
  * mount (the watcher leaves them out: FUSE requests run them), those the
@@ -52,6 +53,10 @@ export interface TracedCall {
   comm?: string;
   /** User memory the call used, as the watcher read it: a path as passed, what a read filled, what a write was given. */
   user?: { addr: bigint; bytes: Buffer };
+  /** A call that may block: how long it slept (ns; undefined when the watcher did not time it). */
+  sleptNs?: number;
+  /** One that slept: the caller's priority (/proc's: prio - 100) and policy as it returned. */
+  sched?: { priority: number; policy: number };
 }
 
 /** Parses a `T ...` line; undefined if it is not one. */
@@ -65,10 +70,26 @@ export function parseTracedCall(line: string): TracedCall | undefined {
   const args = f.slice(4, 10).map((x) => BigInt.asUintN(64, BigInt(`0x${x}`)));
   const sp = data?.indexOf(' ') ?? -1;
   const user = data && sp > 0 && /^[0-9a-f]+$/.test(data.slice(0, sp)) ? { addr: BigInt(`0x${data.slice(0, sp)}`), bytes: Buffer.from(unescapeField(data.slice(sp + 1)), 'latin1') } : undefined;
-  return { pid, nr, ret: BigInt(f[3]!), args, ppid: Number(f[10]) || 0, file: unescapeField(file), comm: comm ? unescapeField(comm) : undefined, user };
+  const [slept, priority, policy] = f.slice(11, 14).map(Number);
+  return {
+    pid,
+    nr,
+    ret: BigInt(f[3]!),
+    args,
+    ppid: Number(f[10]) || 0,
+    file: unescapeField(file),
+    comm: comm ? unescapeField(comm) : undefined,
+    user,
+    ...(slept! >= 0 ? { sleptNs: slept } : {}),
+    ...(Number.isInteger(priority) && Number.isInteger(policy) ? { sched: { priority: priority!, policy: policy! } } : {}),
+  };
 }
 
 const NR = (name: string): number => SYSCALL_NR[name] ?? -1;
+
+/** Calls that change a process's policy or priority, and which argument names it (0: the caller). */
+const SETS_SCHED = ['sched_setscheduler', 'sched_setparam', 'sched_setattr', 'setpriority'].map(NR);
+const SETS_SCHED_WHO: Record<number, number> = { [NR('setpriority')]: 1 };
 
 function isExec(nr: number): boolean {
   return nr === NR('execve') || nr === NR('execveat');
@@ -91,6 +112,9 @@ const BLOCKS: Record<string, string> = {
   newfstatat: 'sys_newfstatat',
   poll: 'sys_poll',
 };
+
+/** A block shorter than this is not shown as a sleep (the scheduler's look at the host's processes is as coarse). */
+const SLEEP_SHOWN_NS = 1_000_000;
 
 /** What a call that sleeps runs (nanosleep, wait4, a read of an empty pipe): the scheduler's blocks. */
 const SLEEP_BLOCKS = ['schedule', 'schedule_idle', 'finish_task_switch', 'try_to_wake_up'];
@@ -141,6 +165,12 @@ export class TracedCalls {
     if (isExec(rec.nr) && rec.ret === 0n) this.mirror.execTraced(task, rec.comm ?? task.comm);
     else this.mirror.traced(task);
     if (rec.nr === NR('wait4') && rec.ret > 0n) this.mirror.waited(Number(rec.ret));
+    // chrt, renice: read again while the process is there (it may be gone by the time its next exec is read).
+    if (SETS_SCHED.includes(rec.nr) && rec.ret === 0n) {
+      const pid = Number(BigInt.asIntN(32, rec.args[SETS_SCHED_WHO[rec.nr] ?? 0] ?? 0n));
+      const target = pid === 0 ? task : this.k.tasks.process(pid);
+      if (target) this.mirror.refreshSched(target);
+    }
     if (runByProcessEvents(rec)) return;
     if (!k.callPaths || k.syscallBusy(task)) return;
     task.lastSyscallNs = k.clock.now();
@@ -150,6 +180,10 @@ export class TracedCalls {
 
   private traced(task: Task, rec: TracedCall): void {
     const k = this.k;
+    // It blocked, and nothing showed it (the host's scheduler was not looked at meanwhile): it sleeps now, and is woken to
+    // return, with the priority it had then.
+    if (rec.sched) this.mirror.schedSaid(task, rec.sched.priority, rec.sched.policy);
+    if ((rec.sleptNs ?? 0) > SLEEP_SHOWN_NS && !k.sched.sleeping(task)) k.sched.blocked(task, 'S');
     k.sched.ensureRunning(task);
     const name = this.nameOf(rec.nr);
     const ret = BigInt.asUintN(64, rec.ret);

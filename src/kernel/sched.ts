@@ -81,6 +81,13 @@ export class Scheduler {
     }
   }
 
+  /** The task blocks now (`state`: S, D): switched out if it runs, else taken off its runqueue. */
+  blocked(task: Task, state: TaskState & PrevState): void {
+    const cpu = this.cpuOf(task);
+    if (cpu.curr === task) this.schedule(cpu, state);
+    else this.dequeue(task, state);
+  }
+
   /** A runnable task found asleep without having been seen to run (a host process blocked meanwhile): off its runqueue, no event. */
   dequeue(task: Task, state: TaskState): void {
     const cpu = this.cpuOf(task);

@@ -56,4 +56,25 @@ describe.skipIf(!!skip)(`latency tracers under exec${skip ? ` (skipped: ${skip})
     expect(text).toMatch(new RegExp(` {3}\\+ \\[\\d{3}\\] +${task![1]}: 89:R \\S+\\n`));
     expect(text).toMatch(new RegExp(`==> \\[\\d{3}\\] +${task![1]}: 89:R \\S+\\n`));
   });
+
+  // The bare command: the process never touches the mount, and its sleep may end before the emulator looks at it (a
+  // daemon busy tracing every function looks late). The watcher says how long it slept and at what priority.
+  it.each(['1', '0'])('wakeup_rt (function-trace %s): a bare chrt -f 10 sleep 0.1 is woken, and its wake-up is the latency', async (ft) => {
+    const r = await run(
+      [
+        'exec', '--mount', mnt, '--', 'sh', '-c',
+        `cd /sys/kernel/tracing && echo 1 > tracing_on && echo ${ft} > options/function-trace && echo wakeup_rt > current_tracer && echo 0 > tracing_max_latency && ` +
+          'chrt -f 10 sleep 0.1 && echo 0 > tracing_on && cat tracing_max_latency && cat trace; echo nop > current_tracer; echo 1 > tracing_on; echo 1 > options/function-trace',
+      ],
+      env,
+    );
+    expect(r.code, r.stderr).toBe(0);
+    const [max, ...trace] = r.stdout.split('\n');
+    const text = trace.join('\n');
+    expect(Number(max), text).toBeGreaterThan(0);
+    const task = /#    \| task: sleep-(\d+) \(uid:0 nice:0 policy:1 rt_prio:10\)\n/.exec(text);
+    expect(task, text).not.toBeNull();
+    expect(text).toMatch(new RegExp(` {3}\\+ \\[\\d{3}\\] +${task![1]}: 89:R sleep\\n`));
+    expect(text).toMatch(new RegExp(`==> \\[\\d{3}\\] +${task![1]}: 89:R sleep\\n`));
+  });
 });

@@ -280,6 +280,32 @@ describe('process mirror', () => {
     expect(exits()).toEqual([901, 901]);
   });
 
+  it('a process that slept unseen since its fork (its tracer says how long) sleeps, then is woken and switched in to exit', () => {
+    const { k, proc, sinks, evs } = watchedShell();
+    const life = (pid: number) =>
+      evs
+        .filter((e) => (e.args.pid ?? e.args.child_pid ?? e.args.prev_pid) === pid || e.args.next_pid === pid)
+        .map((e) => (e.name === 'sched_switch' ? `switch ${e.args.prev_pid === pid ? `out ${String(e.args.prev_state)}` : 'in'}` : e.name));
+    proc.set({ pid: 901, comm: 'sleep', ppid: 900, startTime: 6 });
+    hostEventLines(sinks, ['N 900 901\tsh']);
+    k.sched.ensureRunning(k.tasks.process(901)!);
+    evs.length = 0;
+    // 100 ms asleep on the host, no call since its fork: it slept (state 1: S), was woken, ran its exit.
+    hostEventLines(sinks, ['D 901 0 100000000\tsleep']);
+    expect(life(901).slice(0, 6)).toEqual(['switch out 1', 'sched_waking', 'sched_wakeup', 'switch in', 'sched_process_exit', 'switch out 32']);
+    // 5 ms off the CPU is no sleep the scheduler would have seen; nor is time off the CPU of one that made calls since.
+    proc.set({ pid: 902, comm: 'true', ppid: 900, startTime: 7 });
+    proc.set({ pid: 903, comm: 'cat', ppid: 900, startTime: 7 });
+    hostEventLines(sinks, ['N 900 902\tsh', 'N 900 903\tsh']);
+    for (const pid of [902, 903]) k.sched.ensureRunning(k.tasks.process(pid)!);
+    k.tasks.process(903)!.lastSyscallNs = k.clock.now() + 1;
+    evs.length = 0;
+    hostEventLines(sinks, ['D 902 0 5000000\ttrue', 'D 903 0 100000000\tcat']);
+    expect(life(902)).not.toContain('sched_wakeup');
+    expect(life(903)).not.toContain('sched_wakeup');
+    expect(evs.filter((e) => e.name === 'sched_process_exit').map((e) => e.args.pid)).toEqual([902, 903]);
+  });
+
   it("a watched process's exec not yet said by the proc connector runs before the fork or exit its tracer says next", () => {
     const { k, proc, host, sinks, evs } = watchedShell();
     const lives = () => evs.filter((e) => e.name === 'sched_process_exec' || e.name === 'sched_process_fork' || e.name === 'sched_process_exit').map((e) => `${e.name}/${e.args.pid ?? e.args.child_pid}/${e.args.filename ?? e.args.parent_comm ?? e.args.comm}`);

@@ -9,7 +9,7 @@ import { ObserveLevel } from '../../src/host/observe_switch.js';
 import { parseTracedCall } from '../../src/host/traced_calls.js';
 import { SERIES } from '../../src/kernel/series.js';
 import { SYSCALL_NR } from '../../src/kernel/syscall_nr.js';
-import { kernelEmu } from '../helpers/kernel.js';
+import { kernelEmu, recordEvents } from '../helpers/kernel.js';
 import { echo, traceLines } from '../helpers/tracefs.js';
 
 const SH = { pid: 4321, uid: 0, gid: 0 };
@@ -27,6 +27,14 @@ describe('traced calls\' lines', () => {
     expect(r.args.slice(0, 3)).toEqual([3n, 0x7ffd1000n, 0x340n]);
     expect(parseTracedCall('T 77 9 -12 0 0 0 0 0 0 70\t\tcat')!.ret).toBe(-12n);
     expect(parseTracedCall('C 1 2 0 comm')).toBeUndefined();
+  });
+
+  it('of a call that may block carry how long it slept, and then the priority and policy the caller had', () => {
+    expect(parseTracedCall('T 77 230 0 0 0 7ffd20 0 0 0 70 100112413 -11 1\t\tsleep')).toMatchObject({ nr: 230, sleptNs: 100112413, sched: { priority: -11, policy: 1 } });
+    const quick = parseTracedCall('T 77 0 3 0 7ffd20 10 0 0 0 70 0\tpipe:[9]\tcat')!;
+    expect([quick.sleptNs, quick.sched]).toEqual([0, undefined]);
+    const untimed = parseTracedCall('T 77 9 -12 0 0 0 0 0 0 70 -1\t\tcat')!;
+    expect([untimed.sleptNs, untimed.sched]).toEqual([undefined, undefined]);
   });
 
   it('carry the user memory the call used: where, and its bytes (NULs and all)', () => {
@@ -182,6 +190,24 @@ describe.each(SERIES)('traced calls (%s)', (series) => {
     report(tline(nr('tgkill'), 0, [BigInt(SH.pid), BigInt(SH.pid), 10n]));
     const l = (await lines()).filter((x) => x.includes(`sh-${SH.pid}`));
     expect(l, l.join('\n')).toEqual([]);
+  });
+
+  it('a call that slept unseen (the watcher timed it) sleeps, then is woken with the priority it had, and returns', async () => {
+    const { k, report } = setup();
+    const nr = (n: string) => SYSCALL_NR[n]!;
+    report(tline(nr('getpid'), SH.pid)); // (the caller's first call: its task comes to be)
+    const sh = k.tasks.get(SH.pid)!;
+    k.sched.ensureRunning(sh);
+    const evs = recordEvents(k, ['sched_switch', 'sched_wakeup', 'sys_enter']);
+    const clock = (ms: number) => `T ${SH.pid} ${nr('clock_nanosleep')} 0 0 0 7ffd20 0 0 0 1 ${ms * 1e6} -11 1\t\tsh`;
+    report(clock(100));
+    const seen = evs.map((e) => (e.name === 'sched_switch' ? `switch ${e.args.prev_pid === SH.pid ? `out ${String(e.args.prev_state)}` : `in ${String(e.args.next_prio)}`}` : e.name === 'sched_wakeup' ? `wakeup ${String(e.args.prio)}` : e.name));
+    expect(seen).toEqual(['switch out 1', 'wakeup 89', 'switch in 89', 'sys_enter']);
+    expect({ prio: sh.prio, policy: sh.policy }).toEqual({ prio: 89, policy: 1 });
+    // Asleep for less than a millisecond: no switch.
+    evs.length = 0;
+    report(clock(0.5));
+    expect(evs.map((e) => e.name)).toEqual(['sys_enter']);
   });
 
   it('a socket call that failed runs its tree and fails where the real call returns from (__sys_connect)', async () => {
