@@ -289,6 +289,7 @@ export class ProcessMirror {
     const m = this.mirrored.get(t);
     const info = m ? this.stat(t.pid) : undefined;
     this.schedFrom(t, info);
+    this.hostAsleepFirst(t);
     this.k.procs.exec(t, filename, comm);
     if (m) m.seenNs = this.k.clock.now();
     if (info && info.startTime === m?.startTime) this.k.sched.migrate(t, info.cpu);
@@ -373,8 +374,24 @@ export class ProcessMirror {
       this.k.tasks.delete(t.pid);
       return;
     }
+    this.hostAsleepFirst(t);
     this.k.procs.exit(t, code);
     this.k.procs.reap(t.pid === t.tgid ? this.k.tasks.get(t.ppid) : undefined, t);
+  }
+
+  /**
+   * Before `t` runs for something the host did (its exec, its exit): the
+   * process the emulator runs on its CPU, if the host has it asleep (a shell
+   * in wait4 for `t`), sleeps first, as it did there: it is not preempted,
+   * it waits, and `t` is switched in from the idle task.
+   */
+  private hostAsleepFirst(t: Task): void {
+    const k = this.k;
+    if (!k.observed()) return;
+    const curr = k.sched.cpuOf(t).curr;
+    if (curr === t || curr.isIdle || curr.kthread || curr.exited || !this.watched(curr)) return;
+    const state = this.stat(curr.pid)?.state;
+    if (state === 'S' || state === 'D') k.sched.blocked(curr, state);
   }
 
   private remember(t: Task): void {

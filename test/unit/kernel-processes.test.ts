@@ -306,6 +306,24 @@ describe('process mirror', () => {
     expect(evs.filter((e) => e.name === 'sched_process_exit').map((e) => e.args.pid)).toEqual([902, 903]);
   });
 
+  it('a shell the host has asleep (in wait4) is not preempted by its child\'s exit: it sleeps, and the child runs from idle', () => {
+    const { k, proc, sinks, evs } = watchedShell();
+    const sh = k.tasks.process(900)!;
+    const switches = () => evs.filter((e) => e.name === 'sched_switch').map((e) => `${String(e.args.prev_pid)}:${String(e.args.prev_state)}>${String(e.args.next_pid)}`);
+    for (const [child, hostState] of [[901, 'S'], [902, 'R']] as const) {
+      proc.set({ pid: 900, comm: 'sh', ppid: 1, startTime: 5, state: hostState });
+      proc.set({ pid: child, comm: 'sh', ppid: 900, startTime: 6 });
+      hostEventLines(sinks, [`N 900 ${child}\tsh`]);
+      // The child was placed on the shell's CPU, where the shell runs.
+      k.sched.migrate(k.tasks.process(child)!, sh.cpu);
+      k.sched.ensureRunning(sh);
+      evs.length = 0;
+      hostEventLines(sinks, [`D ${child} 0\tsh`]);
+      // Asleep there: switched out with S, the child in from what runs next; running there: preempted (R+, 256).
+      expect(switches()[0]).toBe(hostState === 'S' ? `900:1>${child}` : `900:256>${child}`);
+    }
+  });
+
   it("a watched process's exec not yet said by the proc connector runs before the fork or exit its tracer says next", () => {
     const { k, proc, host, sinks, evs } = watchedShell();
     const lives = () => evs.filter((e) => e.name === 'sched_process_exec' || e.name === 'sched_process_fork' || e.name === 'sched_process_exit').map((e) => `${e.name}/${e.args.pid ?? e.args.child_pid}/${e.args.filename ?? e.args.parent_comm ?? e.args.comm}`);
