@@ -627,11 +627,16 @@ static struct tracee *tracee_of(pid_t tid, int make)
 	return free_slot;
 }
 
-/* Its time off the CPU is counted from now: the daemon has just learned what it runs (a fork, an execve()). */
+/*
+ * Its time off the CPU is counted from now: the daemon has just learned what
+ * it runs (a fork, an execve()). Only while something can see processes run
+ * (below that nothing reads it: unknown, not read).
+ */
 static void note_seen(struct tracee *t, pid_t tid)
 {
-	t->seen = run_ns(tid, &t->seen_run_ns) == 0;
-	t->seen_ns = monotonic_ns();
+	t->seen = reporting && run_ns(tid, &t->seen_run_ns) == 0;
+	if (t->seen)
+		t->seen_ns = monotonic_ns();
 }
 
 /* How long a thread was off the CPU and not waiting for one (asleep) since (ns, run_ns) was read; -1 when unknown. */
@@ -655,10 +660,10 @@ static int sched_of(pid_t tid, int *priority, int *policy)
 	return 0;
 }
 
-/* How long it slept since note_seen(); -1 when unknown. */
+/* How long it slept since note_seen(); -1 when unknown, or when nothing can see it. */
 static long long slept_ns(struct tracee *t, pid_t tid)
 {
-	return t && t->seen ? asleep_since(tid, t->seen_ns, t->seen_run_ns) : -1;
+	return reporting && t && t->seen ? asleep_since(tid, t->seen_ns, t->seen_run_ns) : -1;
 }
 
 /* Calls that may block (x86_64): a traced one says how long it slept. */

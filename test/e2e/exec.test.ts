@@ -166,21 +166,24 @@ describe.skipIf(!!skip)(`tracefs-emu exec${skip ? ` (skipped: ${skip})` : ''}`, 
     const r = await run(['exec', '--mount', mnt, '--', 'sh', '-c', `cd /sys/kernel/tracing && sh ${script} 2>&1`], env);
     expect(r.stdout.replaceAll(script, '/oracle/cmd.sh')).toBe(kernel);
     // What dash's `I/O error` hid: the errnos themselves.
-    const py = await run(
+    const errnos = join(base, 'dynerr.py');
+    writeFileSync(
+      errnos,
       [
-        'exec', '--mount', mnt, '--', 'python3', '-c',
-        'import os\n' +
-          'def w(s):\n' +
-          '    fd = os.open("/sys/kernel/tracing/dynamic_events", os.O_WRONLY | os.O_APPEND)\n' +
-          '    try: os.write(fd, s); print("ok")\n' +
-          '    except OSError as e: print(os.strerror(e.errno))\n' +
-          '    finally: os.close(fd)\n' +
-          'w(b"p:kp vfs_read\\n"); open("/sys/kernel/tracing/events/kprobes/kp/enable", "w").write("1")\n' +
-          'w(b"-:nonexist\\n"); w(b"-:kp\\n")\n' +
-          'open("/sys/kernel/tracing/events/kprobes/kp/enable", "w").write("0"); w(b"-:kp\\n")\n',
-      ],
-      env,
+        'import os',
+        'def w(s):',
+        '    fd = os.open("/sys/kernel/tracing/dynamic_events", os.O_WRONLY | os.O_APPEND)',
+        '    try: os.write(fd, s); print("ok")',
+        '    except OSError as e: print(os.strerror(e.errno))',
+        '    finally: os.close(fd)',
+        'def enable(v): open("/sys/kernel/tracing/events/kprobes/kp/enable", "w").write(v)',
+        'w(b"p:kp vfs_read\\n"); enable("1")',
+        'w(b"-:nonexist\\n"); w(b"-:kp\\n")',
+        'enable("0"); w(b"-:kp\\n")',
+        '',
+      ].join('\n'),
     );
+    const py = await run(['exec', '--mount', mnt, '--', 'python3', errnos], env);
     expect(py.stdout).toBe('ok\nNo such file or directory\nDevice or resource busy\nok\n');
   });
 
