@@ -96,6 +96,8 @@ export class FgraphOps {
   savedFunc?: FgraphEntryFunc;
   savedSym?: string;
   readonly count?: FgraphCount;
+  /** Whether its entry callback now declines every call and changes nothing (a tracer whose buffer records nothing). */
+  quiet?: () => boolean;
 
   constructor(init: FgraphOpsInit) {
     this.count = init.count;
@@ -186,7 +188,7 @@ export class Fgraph {
       throw e;
     }
     this.array[idx] = gops;
-    this.ftrace.exec.hooksChanged();
+    this.usersChanged();
   }
 
   /** unregister_ftrace_graph(). Shadow stacks stay with their tasks. */
@@ -203,7 +205,13 @@ export class Fgraph {
     if (--this.active === 0) this.stopGraphTracing();
     this.restoreFunc(gops);
     gops.ops.flags &= ~FTRACE_OPS_FL_GRAPH;
+    this.usersChanged();
+  }
+
+  /** Who fgraph calls changed: what is known of who sees a call, or a switch, is stale. */
+  private usersChanged(): void {
     this.ftrace.exec.hooksChanged();
+    this.kernel.tracepoints.probesChanged();
   }
 
   /** Whether every fgraph user a call of function `id` reaches only counts it, with no pid filter before it. */
@@ -216,6 +224,21 @@ export class Fgraph {
       any = true;
     }
     return any;
+  }
+
+  /** Whether every registered fgraph user declines every call now, leaving nothing behind. */
+  allQuiet(): boolean {
+    for (const g of this.array) if (g && !g.quiet?.()) return false;
+    return true;
+  }
+
+  /** Whether every fgraph user a call of function `id` reaches declines it now, leaving nothing behind. */
+  quiet(id: number): boolean {
+    for (let i = 0; i < FGRAPH_ARRAY_SIZE; i++) {
+      const g = this.bitmask & (1 << i) ? this.array[i] : null;
+      if (g && this.takes(g, id) && !g.quiet?.()) return false;
+    }
+    return true;
   }
 
   /**
@@ -277,7 +300,8 @@ export class Fgraph {
     for (const t of this.kernel.tasks.idle) this.giveStack(t);
     for (const t of this.kernel.tasks.all()) this.giveStack(t);
     if (!this.watchingSwitches) {
-      this.kernel.tracepoints.register('sched_switch', this.onSwitch);
+      // Sleep time counts only inside calls some user takes: while every user declines, switches need not be watched.
+      this.kernel.tracepoints.register('sched_switch', this.onSwitch, undefined, () => this.allQuiet());
       this.watchingSwitches = true;
     }
   }

@@ -129,6 +129,9 @@ export class Ftrace {
     this.exec.fentry = (ip, parentIp, regs, task, fn) => this.fentry(ip, parentIp, regs, task, fn);
     this.fgraph = new Fgraph(this);
     this.exec.counting = { countsOnly: (id) => this.countsOnly(id), count: (task, calls, depth, times) => this.fgraph.count(task, calls, depth, times) };
+    this.exec.quiet = (id) => this.quiet(id);
+    // No ops at all: whatever patched a site is not ftrace's, and not known to be quiet.
+    this.exec.allQuiet = () => this.opsList.length > 0 && this.opsList.every((op) => op.flags & FTRACE_OPS_FL_STUB || (op === this.fgraph.graphOps ? this.fgraph.allQuiet() : op.quiet?.() === true));
     this.rethooks = new RethookCore(this);
     this.kprobes = new Kprobes(this);
     this.fprobeBackend = kernel.profile.fprobeBackend === 'rethook' ? new FprobeRethook(this) : new FprobeGraph(this);
@@ -184,6 +187,21 @@ export class Ftrace {
         return false;
     }
     return this.fgraph.countsOnly(id);
+  }
+
+  /** Whether every ops a call of function `id` reaches now returns at once, leaving nothing anyone could see. */
+  private quiet(id: number): boolean {
+    const graph = this.fgraph.graphOps;
+    const opQuiet = (op: FtraceOps): boolean => (op === graph ? this.fgraph.quiet(id) : op.quiet?.() === true);
+    switch (this.site[id]) {
+      case Site.Ops:
+        return opQuiet(this.siteOps[id]!);
+      case Site.List:
+        for (const op of this.opsList) if (!(op.flags & FTRACE_OPS_FL_STUB) && hashContains(op.funcHash, id) && !opQuiet(op)) return false;
+        return true;
+      default:
+        return false;
+    }
   }
 
   /** Callbacks that threw (a bug in a tracer): counted and logged, never passed on to the traced code. */

@@ -71,6 +71,8 @@ export class FtraceOps {
   readonly subops: FtraceOps[] = [];
   /** The manager of a sub-ops. */
   managed?: FtraceOps;
+  /** Whether its callback now returns at once for every call, changing nothing (a tracer whose buffer records nothing). */
+  quiet?: () => boolean;
 
   constructor(init: FtraceOpsInit) {
     this.func = init.func;

@@ -140,6 +140,14 @@ export class Executor {
 
   /** What the hooks behind patched sites do when they only count calls (ftrace sets it: the function profiler). */
   counting?: CountingHooks;
+  /** Whether every hook behind function `id`'s patched site now returns at once, changing nothing (ftrace sets it: a tracer recording nothing). */
+  quiet?: (id: number) => boolean;
+
+  /** Whether running function `id` now can leave a trace: a breakpoint, or a patched site with a hook that is not quiet. */
+  seen(id: number): boolean {
+    if (this.bpOffsets.has(id)) return true;
+    return this.fentryPatched[id] !== 0 && !this.quiet?.(id);
+  }
 
   /** Who a patched site calls changed, not whether it is patched: what is known of subtrees is stale. */
   hooksChanged(): void {
@@ -157,13 +165,24 @@ export class Executor {
   }
 
   /**
-   * Whether any hook can observe a call now: a patched __fentry__ site or a
-   * breakpoint. Work nobody can see may be skipped (the background activity
+   * Whether any hook can observe a call now: a breakpoint, or a patched
+   * __fentry__ site whose hooks are not all quiet. Work nobody can see may be skipped (the background activity
    * does so to stay cheap).
    */
   get observed(): boolean {
-    return this.breakpoints.size > 0 || this.patchedCount > 0;
+    if (this.breakpoints.size > 0) return true;
+    if (this.patchedCount === 0) return false;
+    if (this.loudGen !== this.generation) {
+      this.loudGen = this.generation;
+      this.loud = !this.allQuiet?.();
+    }
+    return this.loud;
   }
+
+  /** Whether every hook behind every patched site is quiet now (ftrace sets it). */
+  allQuiet?: () => boolean;
+  private loudGen = -1;
+  private loud = true;
 
   define(name: string, body: Body): void {
     this.bodies.set(name, body);

@@ -287,7 +287,7 @@ export class Kernel implements HookHost {
         lockAddr: (fn) => 0xffff888000100000n + BigInt((fn.id * 2654435761) % 4096) * 64n,
         poll: (task, px) => this.activity_?.maybeTick(task, px),
         isTail: (p, c) => this.isTail(p, c),
-        tracepointEnabled: (n) => this.tracepoints.enabled(n),
+        tracepointSeen: (n) => this.tracepoints.seen(n),
         tracepointGeneration: () => this.tracepoints.generation,
       });
       this.runner_.subtrees.pin(PROCESS_HOOKED);
@@ -330,9 +330,9 @@ export class Kernel implements HookHost {
     return this.enabledTracepoints().explicit;
   }
 
-  /** Whether sys_enter or sys_exit has a probe (raw_syscalls, syscalls/*, a hist or eprobe on them): every system call is seen. */
+  /** Whether sys_enter or sys_exit has a probe that is not quiet (raw_syscalls, syscalls/*, a hist or eprobe on them): every system call is seen. */
   syscallEventsOn(): boolean {
-    return this.tracepoints.enabled('sys_enter') || this.tracepoints.enabled('sys_exit');
+    return this.tracepoints.seen('sys_enter') || this.tracepoints.seen('sys_exit');
   }
 
   /** Whether the scheduler's events have a probe: a task seen running for a system call shows. */
@@ -358,7 +358,7 @@ export class Kernel implements HookHost {
       seen = false;
       for (const n of fns) {
         const fn = run.fn(n);
-        if (fn && this.exec.hooked(fn.id)) seen = true;
+        if (fn && this.exec.seen(fn.id)) seen = true;
       }
       for (const b of blocks) if (!seen && this.paths.get(b)?.some((n) => run.subtrees.reach(n) !== 'unseen')) seen = true;
       this.seenTrees.by.set(key, seen);
@@ -397,16 +397,16 @@ export class Kernel implements HookHost {
     return this.schedulingObserved() ? 'scheduler' : 'unseen';
   }
 
-  /** Which of IN_TREES / EXPLICIT / SCHEDULING have a probe, recomputed only when probes come or go. */
+  /** Which of IN_TREES / EXPLICIT / SCHEDULING have a probe that is not quiet, recomputed only when probes come or go or turn quiet or loud. */
   private enabledTracepoints(): { generation: number; inTrees: boolean; explicit: boolean; scheduling: boolean } {
     const tps = this.tracepoints;
     const c = this.tpEnabled;
     if (c.generation === tps.generation) return c;
     return (this.tpEnabled = {
       generation: tps.generation,
-      inTrees: IN_TREES.some((n) => tps.enabled(n)),
-      explicit: EXPLICIT.some((n) => tps.enabled(n)),
-      scheduling: SCHEDULING.some((n) => tps.enabled(n)),
+      inTrees: IN_TREES.some((n) => tps.seen(n)),
+      explicit: EXPLICIT.some((n) => tps.seen(n)),
+      scheduling: SCHEDULING.some((n) => tps.seen(n)),
     });
   }
 

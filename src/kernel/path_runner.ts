@@ -86,9 +86,9 @@ export interface RunnerDeps {
   poll?(task: Task, px: Call | undefined): void;
   /** Whether the tail call `parent → child` is how the kernel reaches `child` (no call site of its own). */
   isTail?(parent: KernelFunction, child: KernelFunction): boolean;
-  /** Whether a tracepoint has probes (a hook that fires it is then observed). */
-  tracepointEnabled(name: string): boolean;
-  /** Moves whenever tracepoint probes come or go. */
+  /** Whether a tracepoint has probes that are not quiet (a hook that fires it is then observed). */
+  tracepointSeen(name: string): boolean;
+  /** Moves whenever tracepoint probes come or go, or turn quiet or loud. */
   tracepointGeneration(): number;
 }
 

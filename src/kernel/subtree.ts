@@ -66,7 +66,7 @@ export class SubtreeIndex {
   private tpGen = -1;
 
   constructor(
-    private readonly deps: Pick<RunnerDeps, 'exec' | 'hooks' | 'tracepointEnabled' | 'tracepointGeneration'>,
+    private readonly deps: Pick<RunnerDeps, 'exec' | 'hooks' | 'tracepointSeen' | 'tracepointGeneration'>,
     private readonly resolve: (name: string) => KernelFunction | undefined,
   ) {}
 
@@ -141,11 +141,11 @@ export class SubtreeIndex {
   private compute(n: PathNode, f: NodeFacts, below: (k: PathNode) => Visibility = (k) => this.visibility(k)): Visibility {
     const { exec } = this.deps;
     let v: Visibility = 'unseen';
-    if (f.fn && exec.hooked(f.fn.id)) {
+    if (f.fn && exec.seen(f.fn.id)) {
       if (exec.hasBreakpoint(f.fn.id) || !exec.counting?.countsOnly(f.fn.id)) return 'seen';
       v = 'counted';
     }
-    for (const tp of f.fires) if (this.deps.tracepointEnabled(tp)) return 'seen';
+    for (const tp of f.fires) if (this.deps.tracepointSeen(tp)) return 'seen';
     for (const k of n.kids) {
       const kv = below(k);
       if (kv === 'seen') return 'seen';

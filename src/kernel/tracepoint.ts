@@ -90,6 +90,8 @@ export interface SysEnterArgs {
 interface Attached {
   fn: TracepointProbe<never>;
   prio: number;
+  /** Whether the probe now returns at once, leaving nothing anyone could see (an event whose buffers record nothing). */
+  quiet?: () => boolean;
 }
 
 class Tracepoint {
@@ -106,10 +108,16 @@ class Tracepoint {
     return this.probes.length > 0;
   }
 
+  /** Whether some probe could leave a trace when it fires now (enabled, and not every probe quiet). */
+  get seen(): boolean {
+    for (const p of this.probes) if (!p.quiet?.()) return true;
+    return false;
+  }
+
   /** tracepoint_probe_register_prio(): higher priority probes run first; a probe attaches once. */
-  register(fn: TracepointProbe<never>, prio = 10): void {
+  register(fn: TracepointProbe<never>, prio = 10, quiet?: () => boolean): void {
     if (this.probes.some((p) => p.fn === fn)) fail('EEXIST');
-    const next = [...this.probes, { fn, prio }];
+    const next = [...this.probes, { fn, prio, quiet }];
     next.sort((a, b) => b.prio - a.prio);
     this.probes = next;
     this.changed?.();
@@ -130,7 +138,7 @@ class Tracepoint {
 
 export class TracepointRegistry {
   private readonly points = new Map<string, Tracepoint>();
-  /** Moves whenever a probe attaches or detaches anywhere: what depends on the enabled set caches by it. */
+  /** Moves whenever a probe attaches or detaches anywhere, or turns quiet or loud: what depends on the enabled set caches by it. */
   generation = 0;
   private readonly bump = () => {
     this.generation++;
@@ -147,11 +155,21 @@ export class TracepointRegistry {
     return this.points.get(name)?.enabled ?? false;
   }
 
-  register<K extends keyof TracepointArgs>(name: K, fn: TracepointProbe<TracepointArgs[K]>, prio?: number): void;
+  /** Whether firing `name` now could leave a trace: a probe is attached that is not quiet. */
+  seen(name: string): boolean {
+    return this.points.get(name)?.seen ?? false;
+  }
+
+  /** Some probe's quiet() may have changed its answer. */
+  probesChanged(): void {
+    this.generation++;
+  }
+
+  register<K extends keyof TracepointArgs>(name: K, fn: TracepointProbe<TracepointArgs[K]>, prio?: number, quiet?: () => boolean): void;
   /** Any probe (its argument type is the caller's business). */
-  register(name: string, fn: TracepointProbe<never>, prio?: number): void;
-  register(name: string, fn: TracepointProbe<never>, prio?: number): void {
-    this.get(name).register(fn, prio);
+  register(name: string, fn: TracepointProbe<never>, prio?: number, quiet?: () => boolean): void;
+  register(name: string, fn: TracepointProbe<never>, prio?: number, quiet?: () => boolean): void {
+    this.get(name).register(fn, prio, quiet);
   }
 
   unregister(name: string, fn: TracepointProbe<never>): void {

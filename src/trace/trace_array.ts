@@ -132,6 +132,7 @@ export class TraceArray {
   set tracingOn(on: boolean) {
     if (on === this._tracingOn) return;
     this._tracingOn = on;
+    this.silenceChanged();
     if (on) this.tracer.start?.(this);
     else {
       this.tracer.stop?.(this);
@@ -146,12 +147,31 @@ export class TraceArray {
   setTracerTracing(on: boolean): void {
     if (on === this._tracingOn) return;
     this._tracingOn = on;
+    this.silenceChanged();
     if (!on) this.buffer.wakeWaiters();
   }
 
   /** __trace_stack(): a kernel_stack record of the running task's call stack (the stacktrace option and trigger). */
   recordStack(ctx: ExecContext, _skip = 0): void {
     recordStack(this, ctx, stackEntries(ctx.task));
+  }
+
+  /**
+   * Nothing is recorded into this array on any CPU now (tracing_on is 0):
+   * its tracers' callbacks find their reservation refused. A pause (an
+   * open `trace`, a resize) does not count: it lasts a request or two, and
+   * hooks going quiet and loud again each time would only make the host's
+   * watchers switch back and forth.
+   */
+  get silent(): boolean {
+    return !this._tracingOn;
+  }
+
+  /** Hooks and event probes that only record here may have turned quiet or loud: what is known of who sees a call tree is stale. */
+  private silenceChanged(): void {
+    const k = this.tracing.kernel;
+    k.exec.hooksChanged();
+    k.tracepoints.probesChanged();
   }
 
   /** Whether an event on `cpu` would be recorded now. */

@@ -98,10 +98,12 @@ export class EventFile {
   triggerModeRef(on: boolean): void {
     if (on) {
       if (++this.tmRef > 1) return;
+      this.owner.events.tracepoints.probesChanged();
       this.enableDisable(true, true);
     } else {
       if (--this.tmRef > 0) return;
       this.tmRef = 0;
+      this.owner.events.tracepoints.probesChanged();
       this.enableDisable(false, true);
     }
   }
@@ -109,6 +111,11 @@ export class EventFile {
   /** update_cond_flag(). */
   updateCond(): void {
     this.triggerCond = this.triggers.some((t) => t.filter !== undefined || t.cmd.post || t.cmd.needsRec === true);
+  }
+
+  /** Whether an event fired now leaves nothing here: no trigger to run, and the array records nothing. */
+  get quiet(): boolean {
+    return this.tmRef === 0 && !this.triggerCond && this.tr.silent;
   }
 
   private ignoredPid(p: PendingRecord): boolean {

@@ -92,6 +92,12 @@ export class SyscallTracepoints {
     if (type) this.events.emit(type, ctx, () => exitRecord(type, ctx, args.id, args.ret));
   };
 
+  /** Whether every syscalls/* event of one side (by number) leaves nothing where it is on. */
+  private quiet(types: ReadonlyMap<number, TraceEventType>): boolean {
+    for (const t of types.values()) if (!this.events.quiet(t)) return false;
+    return true;
+  }
+
   /** The reg() of a syscalls/* event; undefined for other events. */
   registrationFor(type: TraceEventType): EventRegistration | undefined {
     const enter = type instanceof SyscallEnterType;
@@ -105,7 +111,7 @@ export class SyscallTracepoints {
     return {
       register: () => {
         const n = enter ? this.enterUsers++ : this.exitUsers++;
-        if (n === 0) this.events.tracepoints.register(point, probe, 0);
+        if (n === 0) this.events.tracepoints.register(point, probe, 0, () => this.quiet(enter ? this.enterByNr : this.exitByNr));
       },
       unregister: () => {
         const n = enter ? --this.enterUsers : --this.exitUsers;

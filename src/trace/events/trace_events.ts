@@ -315,11 +315,18 @@ export class TraceEvents {
     return b;
   }
 
+  /** Whether firing `type` now leaves nothing in any array that has it on. */
+  quiet(type: TraceEventType): boolean {
+    const files = this.active.get(type);
+    if (files) for (const f of files) if (!f.quiet) return false;
+    return true;
+  }
+
   /** Its tracepoint's probe while some array has `type` on. */
   tracepointRegistration(type: TraceEventType): EventRegistration {
     const probe: TracepointProbe<Readonly<Record<string, unknown>>> = (ctx, args) => this.fire(type, ctx, args);
     return {
-      register: () => this.tracepoints.register(type.name, probe),
+      register: () => this.tracepoints.register(type.name, probe, undefined, () => this.quiet(type)),
       unregister: () => this.tracepoints.unregister(type.name, probe),
     };
   }

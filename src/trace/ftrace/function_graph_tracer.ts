@@ -119,13 +119,22 @@ export class GraphCallbacks {
     const ctx = this.kernel.context(task);
     const len = 24 + (regs ? FTRACE_REGS_MAX_ARGS * 8 : 0);
     const intDepth = this.kernel.profile.graphDepth === 'int';
-    writeRecord(this.tr, ctx, TRACE_GRAPH_ENT, intDepth ? 20 : len, (buf, off) => {
+    // An entry the buffer refused (tracing off) gets no return callback: its exit is not shown either.
+    return writeRecord(this.tr, ctx, TRACE_GRAPH_ENT, intDepth ? 20 : len, (buf, off) => {
       writeU64LE(buf, off + 8, trace.func);
       if (intDepth) buf.writeInt32LE(trace.depth, off + 16);
       else writeU64LE(buf, off + 16, BigInt(trace.depth)); // not negative: checked above
       if (regs && this.kernel.profile.functionArgs) for (let i = 0; i < FTRACE_REGS_MAX_ARGS; i++) writeU64LE(buf, off + 24 + 8 * i, regs.get(ARG_REGS[i]));
     });
-    return true;
+  }
+
+  /**
+   * Whether entry() now declines every call and leaves nothing behind: the
+   * array records nothing, and no set_graph_function, set_graph_notrace or
+   * tracing_thresh acts before the refused reservation.
+   */
+  quiet(): boolean {
+    return this.tr.silent && this.hashes.function.empty && this.hashes.notrace.empty && !this.tr.tracing.tracingThresh;
   }
 
   /** trace_graph_return() / trace_graph_thresh_return(). */
@@ -189,6 +198,7 @@ export function functionGraphTracer(tracing: Tracing, layout: () => GraphRetLayo
     af.gops.savedFunc = undefined;
     af.gops.entryfunc = entryFunc(cb, args);
     af.gops.entrySym = args ? 'trace_graph_entry_args' : 'trace_graph_entry';
+    af.gops.quiet = () => cb.quiet();
     const thresh = tr.tracing.tracingThresh > 0;
     af.gops.retfunc = retFunc(cb, thresh);
     af.gops.retSym = thresh ? 'trace_graph_thresh_return' : 'trace_graph_return';

@@ -32,8 +32,12 @@ function traceFunction(tr: TraceArray, ip: bigint, parentIp: bigint, ctx: ExecCo
   });
 }
 
-/** The callback of the option combination (select_trace_function()); undefined when not allowed. */
-function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFunc; sym: string } | undefined {
+/**
+ * The callback of the option combination (select_trace_function()); undefined
+ * when not allowed. `quiet`: whether it now returns at once for every call
+ * (the array records nothing, and no repeat state moves before the write is refused).
+ */
+function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFunc; sym: string; quiet: () => boolean } | undefined {
   const kernel = tr.tracing.kernel;
   const tasks = tr.tracing.ftrace.tasks;
   const af = tr.ftrace;
@@ -41,9 +45,12 @@ function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFu
   const norep = opts.has(OPT_NO_REPEATS);
   const args = opts.has(OPT_ARGS);
   if (args && (stack || norep)) return undefined;
+  const silent = () => tr.silent;
+  const off = () => !tr.tracingOn;
   if (args) {
     return {
       sym: 'function_args_trace_call',
+      quiet: silent,
       func: (ip, parentIp, _op, regs, task) => {
         if (!af.functionEnabled) return;
         const bit = ftraceTestRecursionTrylock(tasks, task);
@@ -60,6 +67,7 @@ function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFu
     const repeats = norep ? (af.repeats ??= new FuncRepeats(tr)) : undefined;
     return {
       sym: norep ? 'function_stack_no_repeats_trace_call' : 'function_stack_trace_call',
+      quiet: norep ? () => false : silent,
       // Runs with interrupts off and no recursion lock: the context is the traced one.
       func: (ip, parentIp, _op, _regs, task) => {
         if (!af.functionEnabled) return;
@@ -77,6 +85,7 @@ function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFu
     const repeats = (af.repeats ??= new FuncRepeats(tr));
     return {
       sym: 'function_no_repeats_trace_call',
+      quiet: off,
       func: (ip, parentIp, _op, _regs, task) => {
         if (!af.functionEnabled) return;
         const bit = ftraceTestRecursionTrylock(tasks, task);
@@ -95,6 +104,7 @@ function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFu
   }
   return {
     sym: 'function_trace_call',
+    quiet: silent,
     func: (ip, parentIp, _op, _regs, task) => {
       if (!af.functionEnabled) return;
       const bit = ftraceTestRecursionTrylock(tasks, task);
@@ -124,6 +134,7 @@ export function functionTracer(profile: KernelProfile): Tracer {
       if (!sel) fail('EINVAL');
       const ftrace = tr.tracing.ftrace;
       ftrace.setFunc(af.fa.ops, sel.func, sel.sym);
+      af.fa.ops.quiet = sel.quiet;
       // tracing_start_function_trace()
       af.functionEnabled = false;
       ftrace.register(af.fa.ops);
@@ -135,6 +146,7 @@ export function functionTracer(profile: KernelProfile): Tracer {
       const ftrace = tr.tracing.ftrace;
       if (ftrace.opsList.includes(af.fa.ops)) ftrace.unregister(af.fa.ops);
       ftrace.setFunc(af.fa.ops, () => {}, 'ftrace_stub');
+      af.fa.ops.quiet = undefined;
       af.repeats = undefined;
     },
     start(tr) {
@@ -153,6 +165,7 @@ export function functionTracer(profile: KernelProfile): Tracer {
       const ftrace = tr.tracing.ftrace;
       ftrace.unregister(af.fa.ops);
       ftrace.setFunc(af.fa.ops, sel.func, sel.sym);
+      af.fa.ops.quiet = sel.quiet;
       ftrace.register(af.fa.ops);
     },
   };
