@@ -72,6 +72,8 @@ export class GraphHashFile {
       this.parser.clear();
     }
     this.ftrace.graphHashes[this.kind] = this.next;
+    // Whether the function_graph tracer is quiet with tracing off depends on these hashes.
+    this.ftrace.exec.hooksChanged();
   }
 
   show(): string {

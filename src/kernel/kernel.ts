@@ -153,7 +153,7 @@ export class Kernel implements HookHost {
   private readonly syscalls = new SyscallPaths(this);
   /** What every system call does around its own work (sys_enter/sys_exit, the entry path). */
   readonly entry = new SyscallEntry(this);
-  private tpEnabled = { generation: -1, inTrees: false, explicit: false, scheduling: false };
+  private tpEnabled = { generation: -1, inTrees: false, explicit: false, scheduling: false, syscalls: false };
   /** treesSeen's answers, for one generation of hooks and probes. */
   private seenTrees = { gen: '', by: new Map<string, boolean>() };
   private readonly siteCache = new Map<number, CallSitesOf>();
@@ -332,7 +332,7 @@ export class Kernel implements HookHost {
 
   /** Whether sys_enter or sys_exit has a probe that is not quiet (raw_syscalls, syscalls/*, a hist or eprobe on them): every system call is seen. */
   syscallEventsOn(): boolean {
-    return this.tracepoints.seen('sys_enter') || this.tracepoints.seen('sys_exit');
+    return this.enabledTracepoints().syscalls;
   }
 
   /** Whether the scheduler's events have a probe: a task seen running for a system call shows. */
@@ -398,7 +398,7 @@ export class Kernel implements HookHost {
   }
 
   /** Which of IN_TREES / EXPLICIT / SCHEDULING have a probe that is not quiet, recomputed only when probes come or go or turn quiet or loud. */
-  private enabledTracepoints(): { generation: number; inTrees: boolean; explicit: boolean; scheduling: boolean } {
+  private enabledTracepoints(): { generation: number; inTrees: boolean; explicit: boolean; scheduling: boolean; syscalls: boolean } {
     const tps = this.tracepoints;
     const c = this.tpEnabled;
     if (c.generation === tps.generation) return c;
@@ -407,6 +407,7 @@ export class Kernel implements HookHost {
       inTrees: IN_TREES.some((n) => tps.seen(n)),
       explicit: EXPLICIT.some((n) => tps.seen(n)),
       scheduling: SCHEDULING.some((n) => tps.seen(n)),
+      syscalls: tps.seen('sys_enter') || tps.seen('sys_exit'),
     });
   }
 

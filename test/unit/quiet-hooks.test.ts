@@ -62,6 +62,18 @@ describe.each(SERIES)('quiet hooks (%s)', (series) => {
     }
   });
 
+  it('function_graph with tracing off is not quiet while set_graph_function names functions (its entry keeps state before the buffer refuses it)', async () => {
+    const { w, catCalls } = setup(series);
+    await w('tracing_on', '0');
+    await w('current_tracer', 'function_graph');
+    await catCalls();
+    const off = await catCalls();
+    await w('set_graph_function', 'vfs_read');
+    expect(await catCalls()).toBeGreaterThan(off * 5);
+    await w('set_graph_function', '');
+    expect(await catCalls()).toBeLessThanOrEqual(off + 20);
+  });
+
   it('an enabled event with tracing off is quiet, unless a trigger hangs on it', async () => {
     const { k, w } = setup(series);
     await w('events/raw_syscalls/sys_enter/enable', '1');
@@ -75,6 +87,18 @@ describe.each(SERIES)('quiet hooks (%s)', (series) => {
     expect(k.syscallEventsOn()).toBe(false);
     await w('tracing_on', '1');
     expect(k.syscallEventsOn()).toBe(true);
+  });
+
+  it('an event quiet in an array that records nothing is loud once an array that records has it on', async () => {
+    const { k, fs, w } = setup(series);
+    fs.mkdir('instances/a');
+    await w('instances/a/tracing_on', '0');
+    await w('instances/a/events/raw_syscalls/sys_enter/enable', '1');
+    expect(k.syscallEventsOn()).toBe(false);
+    await w('events/raw_syscalls/sys_enter/enable', '1');
+    expect(k.syscallEventsOn()).toBe(true);
+    await w('events/raw_syscalls/sys_enter/enable', '0');
+    expect(k.syscallEventsOn()).toBe(false);
   });
 
   it('a traceon trigger fired with tracing off turns tracing on, and what follows is recorded', async () => {

@@ -284,6 +284,8 @@ export class TraceEvents {
       if (set.size === 0) reg?.unregister();
       reg?.fileEnabled?.(file, false);
     }
+    // Another array's file may make an attached probe quiet or loud.
+    this.tracepoints.probesChanged();
   }
 
   /** The files where `type` is on, in no particular order. */
