@@ -46,7 +46,6 @@ function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFu
   const args = opts.has(OPT_ARGS);
   if (args && (stack || norep)) return undefined;
   const silent = () => tr.silent;
-  const off = () => !tr.tracingOn;
   if (args) {
     return {
       sym: 'function_args_trace_call',
@@ -85,7 +84,7 @@ function selectFunc(tr: TraceArray, opts: ReadonlySet<string>): { func: FtraceFu
     const repeats = (af.repeats ??= new FuncRepeats(tr));
     return {
       sym: 'function_no_repeats_trace_call',
-      quiet: off,
+      quiet: silent,
       func: (ip, parentIp, _op, _regs, task) => {
         if (!af.functionEnabled) return;
         const bit = ftraceTestRecursionTrylock(tasks, task);
