@@ -210,8 +210,7 @@ export class Fgraph {
 
   /** Who fgraph calls changed: what is known of who sees a call, or a switch, is stale. */
   private usersChanged(): void {
-    this.ftrace.exec.hooksChanged();
-    this.kernel.tracepoints.probesChanged();
+    this.kernel.quietnessChanged();
   }
 
   /** Whether every fgraph user a call of function `id` reaches only counts it, with no pid filter before it. */
@@ -226,18 +225,9 @@ export class Fgraph {
     return any;
   }
 
-  /** Whether every registered fgraph user declines every call now, leaving nothing behind. */
-  allQuiet(): boolean {
-    for (const g of this.array) if (g && !g.quiet?.()) return false;
-    return true;
-  }
-
-  /** Whether every fgraph user a call of function `id` reaches declines it now, leaving nothing behind. */
-  quiet(id: number): boolean {
-    for (let i = 0; i < FGRAPH_ARRAY_SIZE; i++) {
-      const g = this.bitmask & (1 << i) ? this.array[i] : null;
-      if (g && this.takes(g, id) && !g.quiet?.()) return false;
-    }
+  /** Whether every fgraph user a call of function `id` (of any function when not given) reaches declines it now, leaving nothing behind. */
+  quiet(id?: number): boolean {
+    for (const g of this.array) if (g && (id === undefined || this.takes(g, id)) && !g.quiet?.()) return false;
     return true;
   }
 
@@ -301,7 +291,7 @@ export class Fgraph {
     for (const t of this.kernel.tasks.all()) this.giveStack(t);
     if (!this.watchingSwitches) {
       // Sleep time counts only inside calls some user takes: while every user declines, switches need not be watched.
-      this.kernel.tracepoints.register('sched_switch', this.onSwitch, undefined, () => this.allQuiet());
+      this.kernel.tracepoints.register('sched_switch', this.onSwitch, undefined, () => this.quiet());
       this.watchingSwitches = true;
     }
   }

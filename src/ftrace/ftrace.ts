@@ -129,9 +129,11 @@ export class Ftrace {
     this.exec.fentry = (ip, parentIp, regs, task, fn) => this.fentry(ip, parentIp, regs, task, fn);
     this.fgraph = new Fgraph(this);
     this.exec.counting = { countsOnly: (id) => this.countsOnly(id), count: (task, calls, depth, times) => this.fgraph.count(task, calls, depth, times) };
-    this.exec.quiet = (id) => this.quiet(id);
-    // No ops at all: whatever patched a site is not ftrace's, and not known to be quiet.
-    this.exec.allQuiet = () => this.opsList.length > 0 && this.opsList.every((op) => op.flags & FTRACE_OPS_FL_STUB || (op === this.fgraph.graphOps ? this.fgraph.allQuiet() : op.quiet?.() === true));
+    this.exec.quietness = {
+      quiet: (id) => this.quiet(id),
+      // No ops at all: whatever patched a site is not ftrace's, and not known to be quiet.
+      all: () => this.opsList.length > 0 && this.opsList.every((op) => op.flags & FTRACE_OPS_FL_STUB || this.opQuiet(op)),
+    };
     this.rethooks = new RethookCore(this);
     this.kprobes = new Kprobes(this);
     this.fprobeBackend = kernel.profile.fprobeBackend === 'rethook' ? new FprobeRethook(this) : new FprobeGraph(this);
@@ -191,17 +193,20 @@ export class Ftrace {
 
   /** Whether every ops a call of function `id` reaches now returns at once, leaving nothing anyone could see. */
   private quiet(id: number): boolean {
-    const graph = this.fgraph.graphOps;
-    const opQuiet = (op: FtraceOps): boolean => (op === graph ? this.fgraph.quiet(id) : op.quiet?.() === true);
     switch (this.site[id]) {
       case Site.Ops:
-        return opQuiet(this.siteOps[id]!);
+        return this.opQuiet(this.siteOps[id]!, id);
       case Site.List:
-        for (const op of this.opsList) if (!(op.flags & FTRACE_OPS_FL_STUB) && hashContains(op.funcHash, id) && !opQuiet(op)) return false;
+        for (const op of this.opsList) if (!(op.flags & FTRACE_OPS_FL_STUB) && hashContains(op.funcHash, id) && !this.opQuiet(op, id)) return false;
         return true;
       default:
         return false;
     }
+  }
+
+  /** Whether `op` returns at once for a call of function `id` (of any function when not given). */
+  private opQuiet(op: FtraceOps, id?: number): boolean {
+    return op === this.fgraph.graphOps ? this.fgraph.quiet(id) : op.quiet?.() === true;
   }
 
   /** Callbacks that threw (a bug in a tracer): counted and logged, never passed on to the traced code. */

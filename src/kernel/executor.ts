@@ -18,6 +18,14 @@ import type { Task } from './task.js';
 
 export type Value = bigint;
 
+/** Hooks that cannot leave a trace now: running what only they reach need not be done call by call. */
+export interface QuietHooks {
+  /** Whether every hook behind function `id`'s patched site is quiet. */
+  quiet(id: number): boolean;
+  /** Whether every hook behind every patched site is. */
+  all(): boolean;
+}
+
 /**
  * ftrace's handler at a patched __fentry__ site. It may rewrite the return
  * address at regs.sp. `fn` is the function entered (saves an ip lookup).
@@ -140,13 +148,13 @@ export class Executor {
 
   /** What the hooks behind patched sites do when they only count calls (ftrace sets it: the function profiler). */
   counting?: CountingHooks;
-  /** Whether every hook behind function `id`'s patched site now returns at once, changing nothing (ftrace sets it: a tracer recording nothing). */
-  quiet?: (id: number) => boolean;
+  /** Which hooks behind patched sites now return at once, changing nothing (ftrace sets it: a tracer recording nothing). */
+  quietness?: QuietHooks;
 
   /** Whether running function `id` now can leave a trace: a breakpoint, or a patched site with a hook that is not quiet. */
   seen(id: number): boolean {
     if (this.bpOffsets.has(id)) return true;
-    return this.fentryPatched[id] !== 0 && !this.quiet?.(id);
+    return this.fentryPatched[id] !== 0 && !this.quietness?.quiet(id);
   }
 
   /** Who a patched site calls changed, not whether it is patched: what is known of subtrees is stale. */
@@ -174,13 +182,11 @@ export class Executor {
     if (this.patchedCount === 0) return false;
     if (this.loudGen !== this.generation) {
       this.loudGen = this.generation;
-      this.loud = !this.allQuiet?.();
+      this.loud = !this.quietness?.all();
     }
     return this.loud;
   }
 
-  /** Whether every hook behind every patched site is quiet now (ftrace sets it). */
-  allQuiet?: () => boolean;
   private loudGen = -1;
   private loud = true;
 

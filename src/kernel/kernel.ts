@@ -381,6 +381,12 @@ export class Kernel implements HookHost {
     });
   }
 
+  /** Hooks or probes may have turned quiet or loud without coming or going: what is known of who sees what is stale. */
+  quietnessChanged(): void {
+    this.exec.hooksChanged();
+    this.tracepoints.probesChanged();
+  }
+
   /** Moves whenever a hook comes or goes (with tracepoints.generation: what decides who can see a call tree). */
   get hookGeneration(): number {
     return this.exec_?.generation ?? 0;

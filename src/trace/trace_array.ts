@@ -169,9 +169,7 @@ export class TraceArray {
 
   /** Hooks and event probes that only record here may have turned quiet or loud: what is known of who sees a call tree is stale. */
   private silenceChanged(): void {
-    const k = this.tracing.kernel;
-    k.exec.hooksChanged();
-    k.tracepoints.probesChanged();
+    this.tracing.kernel.quietnessChanged();
   }
 
   /** Whether an event on `cpu` would be recorded now. */

@@ -44,8 +44,7 @@ export class Tracing {
   readonly markerCopies = new Set<TraceArray>();
   /** Where trace_printk() goes (trace_printk_dest). */
   printkTrace!: TraceArray;
-  /** tracing_thresh, in microseconds as written. */
-  tracingThresh = 0;
+  private tracingThresh_ = 0;
   /** README feature paragraphs subsystems have enabled (see src/tracefs/readme.ts). */
   readonly features = new Set<string>();
   /** The ftrace-internal event types this layer records (ftrace/print, ftrace/raw_data). */
@@ -92,6 +91,18 @@ export class Tracing {
    * array's event state, addEventType() / removeEventType() for dynamic events
    * (made, with the static catalogue, on first use).
    */
+  /** tracing_thresh, in microseconds as written. */
+  get tracingThresh(): number {
+    return this.tracingThresh_;
+  }
+
+  set tracingThresh(us: number) {
+    if (us === this.tracingThresh_) return;
+    this.tracingThresh_ = us;
+    // A function_graph tracer with tracing off is quiet only without a threshold.
+    this.kernel.quietnessChanged();
+  }
+
   get events(): TraceEvents {
     return (this.events_ ??= new TraceEvents(this));
   }

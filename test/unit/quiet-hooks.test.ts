@@ -74,31 +74,38 @@ describe.each(SERIES)('quiet hooks (%s)', (series) => {
     expect(await catCalls()).toBeLessThanOrEqual(off + 20);
   });
 
+  /** Writes each step in turn; after each, whether system calls are seen then. */
+  const seenAfter = async (steps: readonly (readonly [string, string])[]) => {
+    const { k, fs, w } = setup(series);
+    fs.mkdir('instances/a');
+    const seen: boolean[] = [];
+    for (const [path, text] of steps) {
+      await w(path, text);
+      seen.push(k.syscallEventsOn());
+    }
+    return seen;
+  };
+
   it('an enabled event with tracing off is quiet, unless a trigger hangs on it', async () => {
-    const { k, w } = setup(series);
-    await w('events/raw_syscalls/sys_enter/enable', '1');
-    expect(k.syscallEventsOn()).toBe(true);
-    await w('tracing_on', '0');
-    expect(k.syscallEventsOn()).toBe(false);
-    // A trigger runs with tracing off: a histogram counts on.
-    await w('events/raw_syscalls/sys_enter/trigger', 'hist:keys=id');
-    expect(k.syscallEventsOn()).toBe(true);
-    await w('events/raw_syscalls/sys_enter/trigger', '!hist:keys=id');
-    expect(k.syscallEventsOn()).toBe(false);
-    await w('tracing_on', '1');
-    expect(k.syscallEventsOn()).toBe(true);
+    const seen = await seenAfter([
+      ['events/raw_syscalls/sys_enter/enable', '1'],
+      ['tracing_on', '0'],
+      // A trigger runs with tracing off: a histogram counts on.
+      ['events/raw_syscalls/sys_enter/trigger', 'hist:keys=id'],
+      ['events/raw_syscalls/sys_enter/trigger', '!hist:keys=id'],
+      ['tracing_on', '1'],
+    ]);
+    expect(seen).toEqual([true, false, true, false, true]);
   });
 
   it('an event quiet in an array that records nothing is loud once an array that records has it on', async () => {
-    const { k, fs, w } = setup(series);
-    fs.mkdir('instances/a');
-    await w('instances/a/tracing_on', '0');
-    await w('instances/a/events/raw_syscalls/sys_enter/enable', '1');
-    expect(k.syscallEventsOn()).toBe(false);
-    await w('events/raw_syscalls/sys_enter/enable', '1');
-    expect(k.syscallEventsOn()).toBe(true);
-    await w('events/raw_syscalls/sys_enter/enable', '0');
-    expect(k.syscallEventsOn()).toBe(false);
+    const seen = await seenAfter([
+      ['instances/a/tracing_on', '0'],
+      ['instances/a/events/raw_syscalls/sys_enter/enable', '1'],
+      ['events/raw_syscalls/sys_enter/enable', '1'],
+      ['events/raw_syscalls/sys_enter/enable', '0'],
+    ]);
+    expect(seen).toEqual([false, false, true, false]);
   });
 
   it('a traceon trigger fired with tracing off turns tracing on, and what follows is recorded', async () => {

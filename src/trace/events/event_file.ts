@@ -115,7 +115,7 @@ export class EventFile {
 
   /** Whether an event fired now leaves nothing here: no trigger to run, and the array records nothing. */
   get quiet(): boolean {
-    return this.tmRef === 0 && !this.triggerCond && this.tr.silent;
+    return this.tmRef === 0 && this.tr.silent;
   }
 
   private ignoredPid(p: PendingRecord): boolean {

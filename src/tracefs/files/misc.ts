@@ -24,8 +24,6 @@ export function tracingThreshFile(tracing: Tracing): FileOps {
     write(_f, data) {
       tracing.tracingThresh = writeUlong(data);
       tracing.top.tracer.updateThresh?.(tracing.top);
-      // Whether a function_graph tracer is quiet with tracing off depends on it.
-      tracing.kernel.exec.hooksChanged();
       return data.length;
     },
   };
